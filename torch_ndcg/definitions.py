@@ -1,0 +1,137 @@
+"""The one definition of gain, discount and cutoff that every metric and loss uses.
+
+A metric at cutoff ``k`` sums ``gain(rel) * discount(rank)`` over the first ``k`` ranks
+(1-based). Losses import the same functions, so the smooth surrogate optimises the number
+that the exact metric reports.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Union
+
+import torch
+from torch import Tensor
+
+GainFn = Callable[[Tensor], Tensor]
+DiscountFn = Callable[[Tensor], Tensor]
+Gain = Union[str, GainFn]
+Discount = Union[str, DiscountFn]
+Cutoff = Union[int, Sequence[int], None]
+
+_LN2 = math.log(2.0)
+
+
+def linear_gain(relevance: Tensor) -> Tensor:
+    """``gain(rel) = rel`` (scikit-learn, torchmetrics, trec_eval and the seeds' default)."""
+    return relevance
+
+
+def exp2_gain(relevance: Tensor) -> Tensor:
+    """``gain(rel) = 2**rel - 1`` (Burges et al. 2005), via ``expm1`` so small labels keep precision."""
+    return torch.expm1(relevance * _LN2)
+
+
+def log2_discount(rank: Tensor) -> Tensor:
+    """``discount(rank) = 1 / log2(rank + 1)`` for 1-based ranks (real-valued ranks allowed)."""
+    return 1.0 / torch.log2(rank + 1.0)
+
+
+_GAINS: dict[str, GainFn] = {"linear": linear_gain, "exp2": exp2_gain}
+_DISCOUNTS: dict[str, DiscountFn] = {"log2": log2_discount}
+
+
+def resolve_gain(gain: Gain) -> GainFn:
+    """Return the gain function named by ``gain`` (``"linear"``, ``"exp2"``) or ``gain`` itself."""
+    if callable(gain):
+        return gain
+    if isinstance(gain, str) and gain in _GAINS:
+        return _GAINS[gain]
+    raise ValueError(f"gain must be one of {sorted(_GAINS)} or a callable, got {gain!r}")
+
+
+def resolve_discount(discount: Discount) -> DiscountFn:
+    """Return the discount function named by ``discount`` (``"log2"``) or ``discount`` itself."""
+    if callable(discount):
+        return discount
+    if isinstance(discount, str) and discount in _DISCOUNTS:
+        return _DISCOUNTS[discount]
+    raise ValueError(f"discount must be one of {sorted(_DISCOUNTS)} or a callable, got {discount!r}")
+
+
+def compute_dtype(*tensors: Tensor | None) -> torch.dtype:
+    """float64 if any input is float64, else float32 (half precision accumulates in float32)."""
+    if any(t is not None and t.dtype == torch.float64 for t in tensors):
+        return torch.float64
+    return torch.float32
+
+
+# Largest label whose 2**rel is finite: beyond this exp2 gains overflow to inf.
+_EXP2_MAX_LABEL = {torch.float32: 127.0, torch.float64: 1023.0}
+
+
+def gains(relevance: Tensor, gain: Gain, dtype: torch.dtype) -> Tensor:
+    """Gain of every item, in ``dtype``; masked items must be zeroed by the caller.
+
+    Raises ValueError when ``gain="exp2"`` would overflow ``dtype`` (rather than return inf).
+    Checking needs the labels' maximum, so it runs only when the caller validates values.
+    """
+    fn = resolve_gain(gain)
+    values = fn(relevance.to(dtype))
+    if not isinstance(values, Tensor) or values.shape != relevance.shape:
+        raise ValueError(
+            f"gain callable must return a tensor of the relevance's shape {tuple(relevance.shape)}"
+        )
+    return values.to(dtype)
+
+
+def check_exp2_range(relevance: Tensor, gain: Gain, dtype: torch.dtype) -> None:
+    """Refuse labels whose exp2 gain is not finite in ``dtype`` (synchronises with the device)."""
+    if gain == "exp2" and relevance.numel() > 0:
+        limit = _EXP2_MAX_LABEL[dtype]
+        if bool((relevance.to(torch.float64) > limit).any()):
+            raise ValueError(
+                f"relevance labels above {limit:g} overflow gain='exp2' in {dtype}; "
+                "pass float64 relevance (labels up to 1023) or use gain='linear'"
+            )
+
+
+def discounts(depth: int, discount: Discount, dtype: torch.dtype, device: torch.device) -> Tensor:
+    """``discount(rank)`` for ranks ``1..depth`` as a ``[depth]`` tensor."""
+    fn = resolve_discount(discount)
+    ranks = torch.arange(1, depth + 1, dtype=dtype, device=device)
+    values = fn(ranks)
+    if not isinstance(values, Tensor) or values.shape != ranks.shape:
+        raise ValueError("discount callable must map a rank tensor to a tensor of the same shape")
+    return values.to(dtype)
+
+
+def resolve_cutoffs(k: Cutoff) -> tuple[tuple[int | None, ...], bool]:
+    """Normalise ``k`` to a tuple of cutoffs and whether the caller asked for several.
+
+    ``None`` means the whole list. Every int must be ≥ 1; ``bool`` is refused because
+    ``k=True`` is almost always a typo.
+    """
+
+    def one(value: object) -> int | None:
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"k must be an int ≥ 1, None, or a sequence of those, got {value!r}")
+        if value < 1:
+            raise ValueError(f"k must be ≥ 1 (or None for the whole list), got {value}")
+        return value
+
+    if k is None or isinstance(k, int):
+        return (one(k),), False
+    if isinstance(k, (str, bytes)) or not isinstance(k, Sequence):
+        raise TypeError(f"k must be an int ≥ 1, None, or a sequence of those, got {k!r}")
+    if len(k) == 0:
+        raise ValueError("k must not be an empty sequence")
+    return tuple(one(v) for v in k), True
+
+
+def clip_cutoff(k: int | None, length: int) -> int:
+    """A cutoff larger than the list (or ``None``) means the whole list."""
+    return length if k is None else min(k, length)

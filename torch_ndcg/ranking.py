@@ -1,0 +1,129 @@
+"""Rank dense ``[..., N]`` lists into their first ``depth`` slots, tie-aware, without a Python loop.
+
+When ``depth`` is smaller than ``N`` only ``topk`` is used: every item scored above the
+``depth``-th largest score is among the top ``depth``, and the one tie group that straddles the
+cutoff is summarised by a single pass over the row (its size, gain and relevant count), so
+the result never depends on which tied members ``topk`` happened to return.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from .slots import Slots
+
+
+def _top(values: Tensor, depth: int) -> tuple[Tensor, Tensor]:
+    """The ``depth`` largest values (descending) and their indices; a full sort when depth = N."""
+    if depth == values.shape[-1]:
+        return torch.sort(values, dim=-1, descending=True)
+    return torch.topk(values, depth, dim=-1, largest=True, sorted=True)
+
+
+def _group_sums(group_id: Tensor, values: Tensor) -> Tensor:
+    """For each slot, the sum of ``values`` over the slots sharing its ``group_id``."""
+    sums = torch.zeros_like(values).scatter_add_(-1, group_id, values)
+    return sums.gather(-1, group_id)
+
+
+def _exclusive_cumsum(values: Tensor) -> Tensor:
+    return torch.cumsum(values, dim=-1) - values
+
+
+def _positions(like: Tensor) -> Tensor:
+    return torch.arange(like.shape[-1], device=like.device).expand_as(like)
+
+
+def rank_slots(
+    scores: Tensor,
+    gains: Tensor,
+    hits: Tensor,
+    relevance: Tensor,
+    depth: int,
+    ties: str,
+) -> Slots:
+    """Slots ``0..depth-1`` of every list.
+
+    ``scores`` must already hold ``-inf`` at masked positions (and only there), and ``gains``,
+    ``hits`` and ``relevance`` must be 0 there, so padding ranks last and contributes nothing.
+    ``ties="average"`` keeps tie groups; ``"first"``, ``"worst"`` and ``"best"`` break them by
+    index, ascending relevance and descending relevance respectively (gains and hits are
+    functions of relevance, so the order inside equal relevance cannot matter).
+    """
+    if ties == "average":
+        return _average_slots(scores, gains, hits, depth)
+    return _broken_slots(scores, gains, hits, relevance, depth, ties)
+
+
+def _average_slots(scores: Tensor, gains: Tensor, hits: Tensor, depth: int) -> Slots:
+    values, index = _top(scores, depth)
+    top_gains, top_hits = gains.gather(-1, index), hits.gather(-1, index)
+    new_group = torch.ones_like(values, dtype=torch.bool)
+    new_group[..., 1:] = values[..., 1:] != values[..., :-1]
+    group_id = torch.cumsum(new_group, dim=-1) - 1
+    ones = torch.ones_like(top_gains)
+    group_gain = _group_sums(group_id, top_gains)
+    group_size = _group_sums(group_id, ones)
+    group_hits = _group_sums(group_id, top_hits)
+    if depth < scores.shape[-1]:
+        # The last group may continue past the cutoff: count all of its members in the row.
+        threshold = values[..., -1:]
+        at_threshold = (scores == threshold).to(gains.dtype)
+        in_last = values == threshold
+        group_gain = torch.where(in_last, (gains * at_threshold).sum(-1, keepdim=True), group_gain)
+        group_size = torch.where(in_last, at_threshold.sum(-1, keepdim=True), group_size)
+        group_hits = torch.where(in_last, (hits * at_threshold).sum(-1, keepdim=True), group_hits)
+    position = _positions(values)
+    group_start = torch.cummax(torch.where(new_group, position, torch.zeros_like(position)), dim=-1).values
+    hits_before = _exclusive_cumsum(top_hits).gather(-1, group_start)
+    dtype = gains.dtype
+    return Slots(
+        position=position.to(dtype),
+        group_gain=group_gain,
+        group_size=group_size,
+        group_hits=group_hits,
+        group_start=group_start.to(dtype),
+        hits_before=hits_before,
+    )
+
+
+def _tie_priority(relevance: Tensor, ties: str) -> Tensor:
+    """Larger priority ranks first among equal scores."""
+    if ties == "first":
+        n = relevance.shape[-1]
+        return -torch.arange(n, device=relevance.device, dtype=relevance.dtype).expand_as(relevance)
+    return -relevance if ties == "worst" else relevance
+
+
+def _broken_slots(
+    scores: Tensor, gains: Tensor, hits: Tensor, relevance: Tensor, depth: int, ties: str
+) -> Slots:
+    priority = _tie_priority(relevance, ties)
+    values, index = _top(scores, depth)
+    # Order the selected items exactly: priority first, then a stable sort by score.
+    by_priority = torch.sort(priority.gather(-1, index), dim=-1, descending=True, stable=True).indices
+    index = index.gather(-1, by_priority)
+    by_score = torch.sort(values.gather(-1, by_priority), dim=-1, descending=True, stable=True).indices
+    index = index.gather(-1, by_score)
+    if depth < scores.shape[-1]:
+        # Which members of the straddling tie group made the cut must follow the tie rule,
+        # not topk's arbitrary choice: take that group's members by priority instead.
+        threshold = values[..., -1:]
+        above = (values > threshold).sum(-1, keepdim=True)
+        in_group = scores == threshold
+        group_priority = torch.where(in_group, priority, torch.full_like(priority, -torch.inf))
+        group_index = _top(group_priority, depth)[1]
+        position = _positions(index)
+        from_group = group_index.gather(-1, (position - above).clamp(min=0))
+        index = torch.where(position < above, index, from_group)
+    slot_gains, slot_hits = gains.gather(-1, index), hits.gather(-1, index)
+    position = _positions(index).to(gains.dtype)
+    return Slots(
+        position=position,
+        group_gain=slot_gains,
+        group_size=torch.ones_like(slot_gains),
+        group_hits=slot_hits,
+        group_start=position,
+        hits_before=_exclusive_cumsum(slot_hits),
+    )

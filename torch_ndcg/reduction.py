@@ -1,0 +1,46 @@
+"""What a query with nothing to find is worth (``empty``) and how per-query values combine (``reduction``)."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from .validation import EMPTY, REDUCTIONS, check_option
+
+
+def apply_empty(values: Tensor, is_empty: Tensor, empty: str) -> Tensor:
+    """Replace the value of every query whose ideal score is 0.
+
+    ``"zero"`` → 0, ``"one"`` → 1, ``"skip"`` → NaN (left out by :func:`reduce`),
+    ``"error"`` → ValueError (this mode reads values, so it synchronises with the device).
+    ``is_empty`` broadcasts against ``values`` (it may lack the trailing cutoff dimension).
+    """
+    check_option("empty", empty, EMPTY)
+    if empty == "error":
+        if bool(is_empty.any()):
+            raise ValueError(
+                "a query has no relevant item (its ideal DCG is 0) and empty='error'; "
+                "choose empty='zero', 'one' or 'skip'"
+            )
+        return values
+    fill = {"zero": 0.0, "one": 1.0, "skip": float("nan")}[empty]
+    return torch.where(is_empty, torch.full_like(values, fill), values)
+
+
+def reduce(values: Tensor, reduction: str, *, cutoff_dim: bool = False) -> Tensor:
+    """Combine per-query values over every query dimension.
+
+    ``values`` has shape ``[...]`` or, with several cutoffs, ``[..., C]`` (``cutoff_dim``).
+    NaN marks a skipped query: ``"mean"`` averages the others (0 when none is left, never
+    NaN), ``"sum"`` ignores it, ``"none"`` returns it as NaN.
+    """
+    check_option("reduction", reduction, REDUCTIONS)
+    if reduction == "none":
+        return values
+    flat = values.reshape(-1, values.shape[-1]) if cutoff_dim else values.reshape(-1)
+    kept = ~torch.isnan(flat)
+    total = torch.where(kept, flat, torch.zeros_like(flat)).sum(dim=0)
+    if reduction == "sum":
+        return total
+    count = kept.sum(dim=0).to(flat.dtype)
+    return total / count.clamp(min=1)

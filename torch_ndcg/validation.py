@@ -1,0 +1,123 @@
+"""Input validation shared by every metric and loss: one place decides what bad input is.
+
+Shape, dtype and option checks never touch tensor values, so they cost no device
+synchronisation. Value checks (NaN scores, negative labels, …) read tensor values and
+therefore synchronise; callers run them only when ``validate=True``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+from torch import Tensor
+
+TIES = ("average", "first", "worst", "best")
+EMPTY = ("zero", "one", "skip", "error")
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def check_option(name: str, value: object, choices: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``choices``, else raise a ValueError naming ``name``."""
+    choices = tuple(choices)
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def check_tensor(name: str, value: object) -> Tensor:
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
+    return value
+
+
+def check_positive(name: str, value: object, *, integer: bool = False) -> None:
+    """Refuse non-positive (or, with ``integer``, non-int) hyper-parameters such as τ."""
+    if integer:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int ≥ 1, got {value!r}")
+    elif isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"{name} must be a number > 0, got {value!r}")
+
+
+def as_float_scores(name: str, scores: Tensor) -> Tensor:
+    """Scores as a floating tensor that ranks exactly like the input.
+
+    Integer and bool scores are converted to float64, which is exact for magnitudes below
+    2**53; half precision scores are widened to float32 (exact), so ties are preserved.
+    """
+    check_tensor(name, scores)
+    if scores.is_complex():
+        raise TypeError(f"{name} must be real-valued, got {scores.dtype}")
+    if not scores.is_floating_point():
+        return scores.to(torch.float64)
+    if scores.dtype in (torch.float16, torch.bfloat16):
+        return scores.float()
+    return scores
+
+
+def check_relevance_dtype(name: str, relevance: Tensor) -> None:
+    check_tensor(name, relevance)
+    if relevance.is_complex():
+        raise TypeError(f"{name} must be bool, integer or real floating point, got {relevance.dtype}")
+
+
+def check_ids(name: str, ids: Tensor) -> None:
+    check_tensor(name, ids)
+    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+        raise TypeError(f"{name} must be an integer tensor of item ids, got {ids.dtype}")
+
+
+def check_mask(mask: Tensor | None, shape: torch.Size, name: str = "mask") -> None:
+    if mask is None:
+        return
+    check_tensor(name, mask)
+    if mask.dtype != torch.bool:
+        raise TypeError(f"{name} must be a bool tensor (True = a real item), got {mask.dtype}")
+    if mask.shape != shape:
+        raise ValueError(f"{name} must have the scores' shape {tuple(shape)}, got {tuple(mask.shape)}")
+
+
+def check_same_shape(
+    first_name: str, first: Tensor, second_name: str, second: Tensor, *, min_dim: int = 1
+) -> None:
+    if first.shape != second.shape:
+        raise ValueError(
+            f"{first_name} and {second_name} must have the same shape, "
+            f"got {tuple(first.shape)} and {tuple(second.shape)}"
+        )
+    if first.dim() < min_dim:
+        raise ValueError(f"{first_name} must have at least {min_dim} dimension(s) [..., N], got a scalar")
+
+
+def check_list_length(name: str, tensor: Tensor) -> None:
+    if tensor.shape[-1] == 0:
+        raise ValueError(f"{name} has lists of length 0 (last dimension N = 0): the metric is undefined")
+
+
+def check_score_values(name: str, scores: Tensor, mask: Tensor | None) -> None:
+    """NaN or infinite unmasked scores cannot be ranked consistently (synchronises)."""
+    bad = ~torch.isfinite(scores)
+    if mask is not None:
+        bad = bad & mask
+    if bool(bad.any()):
+        raise ValueError(
+            f"{name} contains NaN or infinite values at unmasked positions; "
+            "pass mask=... (False = padding) to exclude items instead of -inf scores"
+        )
+
+
+def check_relevance_values(name: str, relevance: Tensor, mask: Tensor | None) -> None:
+    """Gains are undefined for NaN or negative labels unless those items are masked (synchronises)."""
+    if relevance.dtype == torch.bool:
+        return
+    bad = relevance < 0
+    if relevance.is_floating_point():
+        bad = bad | torch.isnan(relevance)
+    if mask is not None:
+        bad = bad & mask
+    if bool(bad.any()):
+        raise ValueError(
+            f"{name} contains negative or NaN labels at unmasked positions; gains are only defined "
+            "for labels ≥ 0: mark such items False in mask=... (e.g. mask=relevance >= 0)"
+        )
