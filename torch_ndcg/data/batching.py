@@ -1,0 +1,174 @@
+"""Queries of different lengths, stored flat, served as padded ``[B, N, F]`` batches with a mask.
+
+A :class:`RankingDataset` keeps every item of every query in one ``[items, F]`` tensor plus
+query offsets, so a million-document LETOR fold costs one allocation, not one per query.
+Batches pad at the tail of each list; ``mask`` is ``True`` for real items, which is the layout
+every metric and loss of :mod:`torch_ndcg` takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+
+class Batch(NamedTuple):
+    """``features [B, N, F]`` float32, ``relevance [B, N]`` float32, ``mask [B, N]`` bool."""
+
+    features: Tensor
+    relevance: Tensor
+    mask: Tensor
+
+
+def pad_batch(
+    queries: Sequence[tuple[Tensor, Tensor]],
+    *,
+    max_items: int | None = None,
+    generator: torch.Generator | None = None,
+) -> Batch:
+    """Stack ``(features [n_i, F], relevance [n_i])`` queries into one padded :class:`Batch`.
+
+    Usable as a ``torch.utils.data.DataLoader`` ``collate_fn``. With ``max_items``, a longer
+    query keeps a random subset of ``max_items`` items (in their original order), which bounds
+    the ``O(N²)`` cost of sorting-based losses on long LETOR lists; use it for training only,
+    since evaluating a subset changes the metric.
+    """
+    if len(queries) == 0:
+        raise ValueError("pad_batch needs at least one query, got an empty sequence")
+    if max_items is not None and (isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 1):
+        raise ValueError(f"max_items must be an int ≥ 1 or None, got {max_items!r}")
+    kept = [_subsample(x, y, max_items, generator) for x, y in queries]
+    width = max(y.shape[0] for _, y in kept)
+    num_features = kept[0][0].shape[1]
+    features = torch.zeros(len(kept), width, num_features, dtype=torch.float32)
+    relevance = torch.zeros(len(kept), width, dtype=torch.float32)
+    mask = torch.zeros(len(kept), width, dtype=torch.bool)
+    for row, (x, y) in enumerate(kept):
+        if x.shape[1] != num_features:
+            raise ValueError(f"query {row} has {x.shape[1]} features, query 0 has {num_features}")
+        n = y.shape[0]
+        features[row, :n] = x
+        relevance[row, :n] = y
+        mask[row, :n] = True
+    return Batch(features, relevance, mask)
+
+
+def _subsample(
+    x: Tensor, y: Tensor, max_items: int | None, generator: torch.Generator | None
+) -> tuple[Tensor, Tensor]:
+    if max_items is None or y.shape[0] <= max_items:
+        return x, y
+    keep = torch.randperm(y.shape[0], generator=generator)[:max_items].sort().values
+    return x[keep], y[keep]
+
+
+class RankingDataset:
+    """A set of queries, each a list of items with features and a graded relevance label.
+
+    Args:
+        features: ``[items, F]`` float features of all items, query after query.
+        relevance: ``[items]`` labels ≥ 0.
+        offsets: ``[Q + 1]`` increasing item offsets; query ``q`` is ``offsets[q]:offsets[q+1]``
+            and must hold at least one item.
+        qids: optional query ids (default ``"0"``, ``"1"``, …).
+
+    Example:
+        >>> ds = RankingDataset.from_queries([(torch.randn(3, 2), torch.tensor([0., 2., 1.])),
+        ...                                   (torch.randn(5, 2), torch.zeros(5))])
+        >>> features, relevance, mask = next(ds.batches(2))
+        >>> features.shape, mask.sum(dim=1).tolist()
+        (torch.Size([2, 5, 2]), [3, 5])
+    """
+
+    def __init__(self, features: Tensor, relevance: Tensor, offsets: Tensor, qids: Sequence[str] | None = None):
+        if features.ndim != 2 or relevance.ndim != 1 or features.shape[0] != relevance.shape[0]:
+            raise ValueError(
+                "features must be [items, F] and relevance [items], got "
+                f"{tuple(features.shape)} and {tuple(relevance.shape)}"
+            )
+        offsets = torch.as_tensor(offsets, dtype=torch.int64)
+        if offsets.ndim != 1 or offsets.numel() < 2 or int(offsets[0]) != 0 or int(offsets[-1]) != features.shape[0]:
+            raise ValueError(f"offsets must run from 0 to {features.shape[0]} (the item count), got {offsets.tolist()}")
+        if bool((offsets[1:] <= offsets[:-1]).any()):
+            raise ValueError("offsets must be strictly increasing: every query needs at least one item")
+        if bool((relevance < 0).any()) or bool(torch.isnan(relevance).any()):
+            raise ValueError("relevance labels must be ≥ 0 and not NaN")
+        self.features = features.to(torch.float32)
+        self.relevance = relevance.to(torch.float32)
+        self.offsets = offsets
+        self._bounds = offsets.tolist()  # Python ints: slicing per query stays cheap.
+        self.qids = [str(q) for q in qids] if qids is not None else [str(q) for q in range(len(self))]
+        if len(self.qids) != len(self):
+            raise ValueError(f"got {len(self.qids)} qids for {len(self)} queries")
+
+    @classmethod
+    def from_queries(cls, queries: Sequence[tuple[Tensor, Tensor]], qids: Sequence[str] | None = None) -> RankingDataset:
+        """Build from ``(features [n_i, F], relevance [n_i])`` pairs."""
+        if len(queries) == 0:
+            raise ValueError("a RankingDataset needs at least one query")
+        lengths = torch.tensor([y.shape[0] for _, y in queries])
+        offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+        features = torch.cat([torch.as_tensor(x, dtype=torch.float32) for x, _ in queries])
+        relevance = torch.cat([torch.as_tensor(y, dtype=torch.float32) for _, y in queries])
+        return cls(features, relevance, offsets, qids)
+
+    def __len__(self) -> int:
+        return len(self._bounds) - 1
+
+    def __getitem__(self, index: int) -> tuple[Tensor, Tensor]:
+        start, stop = self._bounds[index], self._bounds[index + 1]
+        return self.features[start:stop], self.relevance[start:stop]
+
+    @property
+    def num_features(self) -> int:
+        return self.features.shape[1]
+
+    @property
+    def list_lengths(self) -> Tensor:
+        return self.offsets[1:] - self.offsets[:-1]
+
+    def __repr__(self) -> str:
+        lengths = self.list_lengths
+        return (
+            f"RankingDataset({len(self)} queries, {self.features.shape[0]} items, {self.num_features} features, "
+            f"list length {int(lengths.min())}–{int(lengths.max())})"
+        )
+
+    def feature_stats(self) -> tuple[Tensor, Tensor]:
+        """Per-feature mean and standard deviation over all items (std 0 is reported as 1)."""
+        mean = self.features.mean(dim=0)
+        std = self.features.std(dim=0, unbiased=False)
+        return mean, torch.where(std > 0, std, torch.ones_like(std))
+
+    def standardized(self, mean: Tensor, std: Tensor) -> RankingDataset:
+        """A copy with features ``(x - mean) / std``; fit ``mean, std`` on the training split only."""
+        return RankingDataset((self.features - mean) / std, self.relevance, self.offsets, self.qids)
+
+    def with_num_features(self, num_features: int) -> RankingDataset:
+        """A copy padded with zero features up to ``num_features`` columns (sparse files may disagree)."""
+        missing = num_features - self.num_features
+        if missing < 0:
+            raise ValueError(f"num_features={num_features} is below the {self.num_features} features present")
+        if missing == 0:
+            return self
+        zeros = self.features.new_zeros(self.features.shape[0], missing)
+        return RankingDataset(torch.cat([self.features, zeros], dim=1), self.relevance, self.offsets, self.qids)
+
+    def batches(
+        self,
+        batch_size: int,
+        *,
+        shuffle: bool = False,
+        generator: torch.Generator | None = None,
+        max_items: int | None = None,
+    ) -> Iterator[Batch]:
+        """Yield padded batches of ``batch_size`` queries (the last one may be smaller)."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an int ≥ 1, got {batch_size!r}")
+        order = torch.randperm(len(self), generator=generator).tolist() if shuffle else range(len(self))
+        for start in range(0, len(self), batch_size):
+            chosen = [self[i] for i in order[start : start + batch_size]]
+            yield pad_batch(chosen, max_items=max_items, generator=generator)
