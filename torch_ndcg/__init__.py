@@ -23,3 +23,19 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+# The stateful classes need the optional torchmetrics; importing them lazily keeps
+# ``import torch_ndcg`` and the functional API free of it.
+_METRIC_CLASSES = frozenset({
+    "NDCG", "DCG", "MRR", "Precision", "Recall", "HitRate", "AveragePrecision",
+    "RankedNDCG", "RankedDCG", "RankedMRR", "RankedPrecision", "RankedRecall", "RankedHitRate",
+    "RankedAveragePrecision",
+})
+
+
+def __getattr__(name: str) -> object:
+    if name in _METRIC_CLASSES:
+        from . import metrics  # raises ImportError naming `pip install torch-ndcg[metrics]`
+
+        return getattr(metrics, name)
+    raise AttributeError(f"module 'torch_ndcg' has no attribute {name!r}")

@@ -1,0 +1,408 @@
+"""Stateful ranking metrics for training loops: ``update`` per batch (on every rank), ``compute`` once.
+
+Each class is a :class:`torchmetrics.Metric` (``pip install torch-ndcg[metrics]``) and runs the
+same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
+:func:`torch_ndcg.ndcg` on the concatenated data. Three input forms:
+
+* **dense** ``update(scores, relevance, mask=None)`` with ``[..., N]`` batches, one whole query
+  per row: the per-query values are computed at once, and the state is a sum and a count per
+  cutoff (summed across ranks). Memory is constant: ``16 * len(k)`` bytes, whatever the number
+  of batches.
+* **flat** ``update(scores, relevance, indexes=query_ids)``, torchmetrics' retrieval form, where
+  one query may span batches: the rows are kept (16 bytes per item: a score and a label in the
+  metric's dtype, float32 by default, plus an int64 id) and the grouped kernel runs at
+  ``compute()``. Under DDP ``compute()`` all-gathers the rows, so every rank then holds the
+  union. An id must name the same query on every rank (use global query ids, not per-rank
+  batch positions). One instance takes either dense or flat batches, never both.
+* **ranked** ``RankedNDCG`` … ``update(ranked_ids, target_ids, target_relevance=None)``: a
+  recommended list against its ground truth (see :func:`torch_ndcg.ranked_ndcg`), with the
+  same constant sum/count state as the dense form.
+
+``k`` may be a sequence: ``NDCG(k=(1, 5, 10)).compute()`` returns
+``{"ndcg@1": …, "ndcg@5": …, "ndcg@10": …}`` (ready for ``self.log_dict``); a single ``k``
+returns a scalar tensor. ``empty="skip"`` leaves queries with nothing relevant out of both the
+sum and the count; ``compute()`` before any ``update`` warns and returns 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from . import definitions as d
+from . import dense
+from .validation import (
+    EMPTY,
+    TIES,
+    as_float_scores,
+    check_ids,
+    check_mask,
+    check_option,
+    check_relevance_dtype,
+    check_relevance_values,
+    check_same_shape,
+    check_score_values,
+    check_tensor,
+)
+
+try:
+    from torchmetrics import Metric
+    from torchmetrics.utilities.data import dim_zero_cat
+except ImportError as error:  # torchmetrics is an optional extra
+    raise ImportError(
+        "torch_ndcg.metrics needs torchmetrics; install it with: pip install torch-ndcg[metrics]"
+    ) from error
+
+__all__ = [
+    "DCG",
+    "MRR",
+    "NDCG",
+    "AveragePrecision",
+    "HitRate",
+    "Precision",
+    "Recall",
+    "RankedAveragePrecision",
+    "RankedDCG",
+    "RankedHitRate",
+    "RankedMRR",
+    "RankedNDCG",
+    "RankedPrecision",
+    "RankedRecall",
+]
+
+Result = Tensor | dict[str, Tensor]
+
+
+def _kernel(form: str, name: str) -> Any:
+    """The functional form of metric ``name``: ``dense.ndcg``, ``grouped.grouped_ndcg``, …"""
+    if form == "dense":
+        return getattr(dense, name)
+    from . import grouped, ranked  # imported late: only the flat and ranked forms need them
+
+    return getattr(grouped if form == "grouped" else ranked, f"{form}_{name}")
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    """Refuse a bad option when the metric is built, not at the first ``update``."""
+    for name, value in options.items():
+        if name in ("ties", "empty"):
+            check_option(name, value, TIES if name == "ties" else EMPTY)
+        elif name == "gain":
+            d.resolve_gain(value)
+        elif name == "discount":
+            d.resolve_discount(value)
+        elif name == "pad_id" and (isinstance(value, bool) or not isinstance(value, int)):
+            raise TypeError(f"pad_id must be an int, got {value!r}")
+
+
+def _fingerprint(kind: str, cutoffs: tuple[int | None, ...], options: dict[str, Any]) -> str:
+    """A short, process-independent digest of a metric's configuration.
+
+    ``MetricCollection`` shares the state of metrics whose states have equal names and values
+    after the first batch ("compute groups"). Our states are results, not sufficient
+    statistics: NDCG@5 and NDCG@10 that agree on one batch must not share state later, so the
+    state names carry this digest.
+    """
+
+    def describe(value: Any) -> str:
+        if not callable(value):
+            return repr(value)
+        code = getattr(value, "__code__", None)
+        line = code.co_firstlineno if code is not None else ""
+        return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', type(value).__name__)}:{line}"
+
+    text = repr((kind, cutoffs, sorted((key, describe(value)) for key, value in options.items())))
+    return hashlib.sha1(text.encode()).hexdigest()[:8]
+
+
+def _sum_and_count(values: Tensor) -> tuple[Tensor, Tensor]:
+    """Per-cutoff sum and count of per-query values ``[..., C]``; NaN marks a skipped query."""
+    flat = values.reshape(-1, values.shape[-1])
+    kept = ~torch.isnan(flat)
+    total = torch.where(kept, flat, torch.zeros_like(flat)).sum(0, dtype=torch.float64)
+    return total, kept.sum(0)
+
+
+def _cat(state: list[Tensor] | Tensor) -> Tensor | None:
+    """A list state as one tensor (after a distributed sync it already is one); None if empty."""
+    if isinstance(state, list):
+        return dim_zero_cat(state) if state else None
+    return state if state.numel() else None
+
+
+class _Accumulated(Metric):
+    """Mean of per-query values at each cutoff, kept as a sum and a count (summed across ranks)."""
+
+    is_differentiable = False
+    higher_is_better = True
+    full_state_update = False
+    plot_lower_bound = 0.0
+    plot_upper_bound = 1.0
+    _metric: str  # name of the functional form and of the result keys, e.g. "ndcg"
+
+    def __init__(self, k: d.Cutoff, options: dict[str, Any], validate: bool, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cutoffs, self._many = d.resolve_cutoffs(k)
+        _check_options(options)
+        self._options = options
+        self.validate = validate
+        tag = _fingerprint(type(self).__name__, self.cutoffs, options)
+        self._total, self._count = f"total_{tag}", f"count_{tag}"
+        size = len(self.cutoffs)
+        # float64 sum and int64 count: exact enough over millions of queries.
+        self.add_state(self._total, torch.zeros(size, dtype=torch.float64), dist_reduce_fx="sum")
+        self.add_state(self._count, torch.zeros(size, dtype=torch.long), dist_reduce_fx="sum")
+
+    def _accumulate(self, values: Tensor) -> None:
+        total, count = _sum_and_count(values)
+        getattr(self, self._total).add_(total)
+        getattr(self, self._count).add_(count)
+
+    def _result(self, total: Tensor, count: Tensor) -> Result:
+        # A mean over nothing (no update, or every query skipped) is 0, as in the functional form.
+        means = (total / count.clamp(min=1)).to(self.dtype)
+        if not self._many:
+            return means[0]
+        return {
+            self._metric if k is None else f"{self._metric}@{k}": value
+            for k, value in zip(self.cutoffs, means)
+        }
+
+
+class _ScoredMetric(_Accumulated):
+    """Dense ``[..., N]`` batches (constant state) or flat rows with query ``indexes``."""
+
+    def __init__(self, k: d.Cutoff, options: dict[str, Any], validate: bool, **kwargs: Any) -> None:
+        super().__init__(k, options, validate, **kwargs)
+        # Counted so that mixing dense and flat batches is caught even across ranks.
+        self.add_state("dense_queries", torch.zeros((), dtype=torch.long), dist_reduce_fx="sum")
+        self.add_state("flat_scores", [], dist_reduce_fx="cat")
+        self.add_state("flat_relevance", [], dist_reduce_fx="cat")
+        self.add_state("flat_indexes", [], dist_reduce_fx="cat")
+
+    def update(
+        self,
+        scores: Tensor,
+        relevance: Tensor,
+        *,
+        mask: Tensor | None = None,
+        indexes: Tensor | None = None,
+    ) -> None:
+        """Add a dense batch ``[..., N]`` (one query per row), or flat rows of queries ``indexes``.
+
+        Args:
+            scores: model scores; higher ranks first.
+            relevance: labels ≥ 0 of the same shape.
+            mask: bool, ``True`` for real items (dense: padding; flat: rows to keep).
+            indexes: integer query id of every item (flat form); a query may span batches.
+        """
+        if indexes is None:
+            if _cat(self.flat_indexes) is not None:
+                raise ValueError(_MIXED)
+            values = _kernel("dense", self._metric)(
+                scores, relevance, self.cutoffs, mask=mask, reduction="none", validate=self.validate,
+                **self._options,
+            )
+            self._accumulate(values)
+            self.dense_queries += values.shape[:-1].numel()
+        else:
+            if bool(self.dense_queries > 0):
+                raise ValueError(_MIXED)
+            self._store(scores, relevance, mask, indexes)
+
+    def _store(self, scores: Tensor, relevance: Tensor, mask: Tensor | None, indexes: Tensor) -> None:
+        check_tensor("scores", scores)
+        check_relevance_dtype("relevance", relevance)
+        check_ids("indexes", indexes)
+        check_same_shape("scores", scores, "relevance", relevance)
+        check_same_shape("scores", scores, "indexes", indexes)
+        check_mask(mask, scores.shape)
+        if mask is not None:
+            scores, relevance, indexes = scores[mask], relevance[mask], indexes[mask]
+        scores = as_float_scores("scores", scores)
+        if self.validate:
+            check_score_values("scores", scores, None)
+            check_relevance_values("relevance", relevance, None)
+        self.flat_scores.append(scores.reshape(-1).to(self.dtype))
+        self.flat_relevance.append(relevance.reshape(-1).to(self.dtype))
+        self.flat_indexes.append(indexes.reshape(-1).long())
+
+    def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
+        # torchmetrics stands in a float tensor for a rank's empty list state; the gathered ids
+        # must be int64 on every rank. (The sync is undone after compute, so is this.)
+        if _cat(self.flat_indexes) is None:
+            self.flat_indexes = [torch.empty(0, dtype=torch.long, device=self.device)]
+        super()._sync_dist(*args, **kwargs)
+
+    def compute(self) -> Result:
+        indexes = _cat(self.flat_indexes)
+        if indexes is None:
+            return self._result(getattr(self, self._total), getattr(self, self._count))
+        if bool(self.dense_queries > 0):
+            raise ValueError(_MIXED)
+        values = _kernel("grouped", self._metric)(
+            _cat(self.flat_scores), _cat(self.flat_relevance), indexes, self.cutoffs,
+            reduction="none", validate=self.validate, **self._options,
+        )
+        return self._result(*_sum_and_count(values.reshape(values.shape[0], -1)))
+
+
+_MIXED = (
+    "this metric instance received both dense batches (no indexes=) and flat rows (indexes=...); "
+    "use one form per instance (or call reset() in between)"
+)
+
+
+class _RankedMetric(_Accumulated):
+    """Recommended lists ``ranked_ids [B, K]`` against ``target_ids [B, M]`` (constant state)."""
+
+    def update(self, ranked_ids: Tensor, target_ids: Tensor, target_relevance: Tensor | None = None) -> None:
+        """Add a batch of recommended lists (best first) and their ground truth; ``pad_id`` pads both."""
+        values = _kernel("ranked", self._metric)(
+            ranked_ids, target_ids, target_relevance, self.cutoffs, reduction="none",
+            validate=self.validate, **self._options,
+        )
+        self._accumulate(values)
+
+    def compute(self) -> Result:
+        return self._result(getattr(self, self._total), getattr(self, self._count))
+
+
+class _BinaryScored(_ScoredMetric):
+    """Metrics of binary relevance (label > 0), whose only options are ``ties`` and ``empty``."""
+
+    def __init__(self, k: d.Cutoff = None, *, ties: str = "average", empty: str = "zero",
+                 validate: bool = True, **kwargs: Any) -> None:
+        super().__init__(k, dict(ties=ties, empty=empty), validate, **kwargs)
+
+
+class _BinaryRanked(_RankedMetric):
+    """Ranked-list metrics of binary relevance, whose only options are ``empty`` and ``pad_id``."""
+
+    def __init__(self, k: d.Cutoff = None, *, empty: str = "zero", pad_id: int = -1,
+                 validate: bool = True, **kwargs: Any) -> None:
+        super().__init__(k, dict(empty=empty, pad_id=pad_id), validate, **kwargs)
+
+
+class NDCG(_ScoredMetric):
+    """Mean NDCG@k over every query seen; options as in :func:`torch_ndcg.ndcg`.
+
+    Example:
+        >>> import torch
+        >>> from torch_ndcg.metrics import NDCG
+        >>> metric = NDCG(k=(1, 3))
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1]]), torch.tensor([[0, 1, 1]]))
+        >>> metric.update(torch.tensor([[0.2, 0.7, 0.1]]), torch.tensor([[0, 2, 0]]))
+        >>> {key: round(value.item(), 4) for key, value in metric.compute().items()}
+        {'ndcg@1': 0.5, 'ndcg@3': 0.8467}
+    """
+
+    _metric = "ndcg"
+
+    def __init__(self, k: d.Cutoff = None, *, gain: d.Gain = "linear", discount: d.Discount = "log2",
+                 ties: str = "average", empty: str = "zero", validate: bool = True, **kwargs: Any) -> None:
+        super().__init__(k, dict(gain=gain, discount=discount, ties=ties, empty=empty), validate, **kwargs)
+
+
+class DCG(_ScoredMetric):
+    """Mean DCG@k over every query seen; options as in :func:`torch_ndcg.dcg`."""
+
+    _metric = "dcg"
+    plot_upper_bound = None
+
+    def __init__(self, k: d.Cutoff = None, *, gain: d.Gain = "linear", discount: d.Discount = "log2",
+                 ties: str = "average", validate: bool = True, **kwargs: Any) -> None:
+        super().__init__(k, dict(gain=gain, discount=discount, ties=ties), validate, **kwargs)
+
+
+class MRR(_BinaryScored):
+    """Mean reciprocal rank of the first relevant item within the top k; see :func:`torch_ndcg.mrr`."""
+
+    _metric = "mrr"
+
+
+class Precision(_BinaryScored):
+    """Mean precision@k; see :func:`torch_ndcg.precision`."""
+
+    _metric = "precision"
+
+
+class Recall(_BinaryScored):
+    """Mean recall@k; see :func:`torch_ndcg.recall`."""
+
+    _metric = "recall"
+
+
+class HitRate(_BinaryScored):
+    """Fraction of queries with a relevant item in the top k; see :func:`torch_ndcg.hit_rate`."""
+
+    _metric = "hit_rate"
+
+
+class AveragePrecision(_BinaryScored):
+    """Mean average precision at k (MAP@k); see :func:`torch_ndcg.average_precision`."""
+
+    _metric = "average_precision"
+
+
+class RankedNDCG(_RankedMetric):
+    """Mean NDCG@k of recommended lists; see :func:`torch_ndcg.ranked_ndcg`.
+
+    Example:
+        >>> import torch
+        >>> from torch_ndcg.metrics import RankedNDCG
+        >>> metric = RankedNDCG(k=5)
+        >>> metric.update(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]))
+        >>> round(metric.compute().item(), 4)
+        0.6509
+    """
+
+    _metric = "ndcg"
+
+    def __init__(self, k: d.Cutoff = None, *, gain: d.Gain = "linear", discount: d.Discount = "log2",
+                 empty: str = "zero", pad_id: int = -1, validate: bool = True, **kwargs: Any) -> None:
+        super().__init__(k, dict(gain=gain, discount=discount, empty=empty, pad_id=pad_id), validate, **kwargs)
+
+
+class RankedDCG(_RankedMetric):
+    """Mean DCG@k of recommended lists; see :func:`torch_ndcg.ranked_dcg`."""
+
+    _metric = "dcg"
+    plot_upper_bound = None
+
+    def __init__(self, k: d.Cutoff = None, *, gain: d.Gain = "linear", discount: d.Discount = "log2",
+                 pad_id: int = -1, validate: bool = True, **kwargs: Any) -> None:
+        super().__init__(k, dict(gain=gain, discount=discount, pad_id=pad_id), validate, **kwargs)
+
+
+class RankedMRR(_BinaryRanked):
+    """Mean reciprocal rank of recommended lists; see :func:`torch_ndcg.ranked_mrr`."""
+
+    _metric = "mrr"
+
+
+class RankedPrecision(_BinaryRanked):
+    """Mean precision@k of recommended lists; see :func:`torch_ndcg.ranked_precision`."""
+
+    _metric = "precision"
+
+
+class RankedRecall(_BinaryRanked):
+    """Mean recall@k of recommended lists; see :func:`torch_ndcg.ranked_recall`."""
+
+    _metric = "recall"
+
+
+class RankedHitRate(_BinaryRanked):
+    """Hit rate@k of recommended lists; see :func:`torch_ndcg.ranked_hit_rate`."""
+
+    _metric = "hit_rate"
+
+
+class RankedAveragePrecision(_BinaryRanked):
+    """MAP@k of recommended lists; see :func:`torch_ndcg.ranked_average_precision`."""
+
+    _metric = "average_precision"
