@@ -261,9 +261,11 @@ class _RankedMetric(_Accumulated):
 
     def update(self, ranked_ids: Tensor, target_ids: Tensor, target_relevance: Tensor | None = None) -> None:
         """Add a batch of recommended lists (best first) and their ground truth; ``pad_id`` pads both."""
+        # Passed only when given: ranked_mrr counts every target as relevant and has no such argument.
+        labels = {} if target_relevance is None else {"target_relevance": target_relevance}
         values = _kernel("ranked", self._metric)(
-            ranked_ids, target_ids, target_relevance, self.cutoffs, reduction="none",
-            validate=self.validate, **self._options,
+            ranked_ids, target_ids, k=self.cutoffs, reduction="none", validate=self.validate,
+            **labels, **self._options,
         )
         self._accumulate(values)
 

@@ -1,0 +1,341 @@
+"""Stateful metric classes: accumulating batches equals the functional form on the concatenation."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+from torchmetrics import MetricCollection
+
+import torch_ndcg as tn
+from torch_ndcg import grouped, ranked
+from torch_ndcg import metrics as M
+
+# class → functional name; every class has the dense, grouped and ranked functional forms
+SCORED = {
+    M.NDCG: "ndcg", M.DCG: "dcg", M.MRR: "mrr", M.Precision: "precision", M.Recall: "recall",
+    M.HitRate: "hit_rate", M.AveragePrecision: "average_precision",
+}
+RANKED = {
+    M.RankedNDCG: "ndcg", M.RankedDCG: "dcg", M.RankedMRR: "mrr", M.RankedPrecision: "precision",
+    M.RankedRecall: "recall", M.RankedHitRate: "hit_rate", M.RankedAveragePrecision: "average_precision",
+}
+CUTOFFS = [None, 3, (1, 5, 10), (None, 2)]
+EMPTIES = ["zero", "one", "skip"]
+SPLITS = [0, 1, 4, 5, 9, 14, 20]  # uneven batches, one of them a single query
+
+
+def dense_data(queries: int = 20, items: int = 12) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Integer scores (many ties), graded labels, ragged lists via a mask, some empty queries."""
+    scores = torch.randint(0, 4, (queries, items)).float()
+    relevance = torch.randint(0, 3, (queries, items)) * (torch.rand(queries, items) < 0.4)
+    relevance[::6] = 0  # queries with nothing relevant
+    mask = torch.arange(items) < torch.randint(1, items + 1, (queries, 1))
+    return scores, relevance, mask
+
+
+def options(cls: type, empty: str) -> dict:
+    return {} if cls in (M.DCG, M.RankedDCG) else {"empty": empty}
+
+
+def as_vector(result: torch.Tensor | dict) -> torch.Tensor:
+    return torch.stack(list(result.values())) if isinstance(result, dict) else result
+
+
+def batches(*tensors: torch.Tensor):
+    for start, stop in zip(SPLITS, SPLITS[1:]):
+        yield tuple(t[start:stop] for t in tensors)
+
+
+@pytest.mark.parametrize("k", CUTOFFS)
+@pytest.mark.parametrize("empty", EMPTIES)
+@pytest.mark.parametrize("cls", list(SCORED))
+def test_dense_batches_equal_functional_on_concatenation(cls: type, empty: str, k: object) -> None:
+    scores, relevance, mask = dense_data()
+    metric = cls(k=k, **options(cls, empty))
+    for s, r, m in batches(scores, relevance, mask):
+        metric.update(s, r, mask=m)
+    expected = getattr(tn, SCORED[cls])(scores, relevance, k, mask=mask, **options(cls, empty))
+    torch.testing.assert_close(as_vector(metric.compute()), expected)
+
+
+@pytest.mark.parametrize("k", CUTOFFS)
+@pytest.mark.parametrize("empty", EMPTIES)
+@pytest.mark.parametrize("cls", list(SCORED))
+def test_flat_rows_equal_grouped_on_concatenation(cls: type, empty: str, k: object) -> None:
+    scores, relevance, mask = dense_data()
+    ids = torch.arange(scores.shape[0]).unsqueeze(-1).expand_as(scores) * 7 - 30  # sparse, negative ids
+    order = torch.randperm(int(mask.sum()))  # rows of a query scattered over several batches
+    s, r, i = (t[mask][order] for t in (scores, relevance, ids))
+    metric = cls(k=k, **options(cls, empty))
+    for start in range(0, len(order), 37):
+        metric.update(s[start : start + 37], r[start : start + 37], indexes=i[start : start + 37])
+    kernel = getattr(grouped, f"grouped_{SCORED[cls]}")
+    expected = kernel(s, r, i, k, **options(cls, empty))
+    torch.testing.assert_close(as_vector(metric.compute()), expected)
+    # and the same number as the dense form of the same queries
+    dense_value = getattr(tn, SCORED[cls])(scores, relevance, k, mask=mask, **options(cls, empty))
+    torch.testing.assert_close(as_vector(metric.compute()), dense_value)
+
+
+def ranked_data(queries: int = 20) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Recommended lists of up to 8 ids from 30 items (padded with -1) and truths of up to 5 ids."""
+    ranked_ids = torch.stack([torch.randperm(30)[:8] for _ in range(queries)])
+    ranked_ids[torch.arange(8) >= torch.randint(1, 9, (queries, 1))] = -1
+    target_ids = torch.stack([torch.randperm(30)[:5] for _ in range(queries)])
+    target_ids[torch.arange(5) >= torch.randint(0, 6, (queries, 1))] = -1  # some truths empty
+    target_relevance = torch.randint(1, 4, (queries, 5)).float()
+    return ranked_ids, target_ids, target_relevance
+
+
+@pytest.mark.parametrize("k", CUTOFFS)
+@pytest.mark.parametrize("empty", EMPTIES)
+@pytest.mark.parametrize("cls", list(RANKED))
+def test_ranked_batches_equal_functional_on_concatenation(cls: type, empty: str, k: object) -> None:
+    ranked_ids, target_ids, target_relevance = ranked_data()
+    graded = cls is not M.RankedMRR  # ranked_mrr counts every target as relevant
+    metric = cls(k=k, **options(cls, empty))
+    for p, t, r in batches(ranked_ids, target_ids, target_relevance):
+        metric.update(p, t, r if graded else None)
+    kernel = getattr(ranked, f"ranked_{RANKED[cls]}")
+    labels = {"target_relevance": target_relevance} if graded else {}
+    expected = kernel(ranked_ids, target_ids, k=k, **labels, **options(cls, empty))
+    torch.testing.assert_close(as_vector(metric.compute()), expected)
+
+
+def test_empty_error_raises_at_update_for_dense_and_at_compute_for_flat() -> None:
+    scores, relevance = torch.rand(3, 4), torch.tensor([[1, 0, 0, 0], [0, 0, 0, 0], [0, 2, 0, 0]])
+    with pytest.raises(ValueError, match="empty='error'"):
+        M.NDCG(empty="error").update(scores, relevance)
+    ok = M.NDCG(k=2, empty="error")
+    ok.update(scores[[0, 2]], relevance[[0, 2]])
+    torch.testing.assert_close(ok.compute(), tn.ndcg(scores[[0, 2]], relevance[[0, 2]], 2))
+    flat = M.Recall(empty="error")
+    flat.update(scores.flatten(), relevance.flatten(), indexes=torch.arange(3).repeat_interleave(4))
+    with pytest.raises(ValueError, match="empty='error'"):
+        flat.compute()
+
+
+def test_skip_leaves_empty_queries_out_of_sum_and_count() -> None:
+    metric = M.MRR(empty="skip")
+    metric.update(torch.tensor([[2.0, 1.0]]), torch.tensor([[0, 1]]))  # 1/2
+    metric.update(torch.tensor([[2.0, 1.0], [1.0, 2.0]]), torch.tensor([[0, 0], [0, 1]]))  # skip, 1
+    torch.testing.assert_close(metric.compute(), torch.tensor(0.75))
+    only_empty = M.NDCG(empty="skip")
+    only_empty.update(torch.rand(2, 3), torch.zeros(2, 3))
+    torch.testing.assert_close(only_empty.compute(), torch.tensor(0.0))  # a mean over nothing is 0
+
+
+def state_bytes(metric: M.NDCG) -> int:
+    total = 0
+    for name in metric._defaults:
+        value = getattr(metric, name)
+        for tensor in value if isinstance(value, list) else [value]:
+            total += tensor.numel() * tensor.element_size()
+    return total
+
+
+def test_dense_state_does_not_grow_with_batches() -> None:
+    scores, relevance, _ = dense_data(queries=8)
+    metric = M.NDCG(k=(1, 10))
+    metric.update(scores, relevance)
+    after_one = state_bytes(metric)
+    for _ in range(999):
+        metric.update(scores, relevance)
+    assert state_bytes(metric) == after_one
+    torch.testing.assert_close(as_vector(metric.compute()), tn.ndcg(scores, relevance, (1, 10)))
+
+
+def test_results_are_keyed_by_cutoff_and_scalar_for_one_k() -> None:
+    scores, relevance, _ = dense_data()
+    many = M.HitRate(k=(None, 1, 5))
+    many.update(scores, relevance)
+    assert list(many.compute()) == ["hit_rate", "hit_rate@1", "hit_rate@5"]
+    one = M.AveragePrecision(k=5)
+    one.update(scores, relevance)
+    assert one.compute().shape == ()
+
+
+def test_compute_before_update_warns_and_gives_zero() -> None:
+    with pytest.warns(UserWarning, match="before the ``update``"):
+        assert M.NDCG(k=10).compute().item() == 0.0
+    with pytest.warns(UserWarning, match="before the ``update``"):
+        values = M.Precision(k=(1, 5)).compute()
+    assert {key: v.item() for key, v in values.items()} == {"precision@1": 0.0, "precision@5": 0.0}
+    with pytest.warns(UserWarning, match="before the ``update``"):
+        assert M.RankedNDCG().compute().item() == 0.0
+
+
+def test_forward_returns_the_batch_value_and_accumulates() -> None:
+    scores, relevance, mask = dense_data()
+    metric = M.NDCG(k=(1, 5))
+    first = metric(scores[:7], relevance[:7], mask=mask[:7])
+    second = metric(scores[7:], relevance[7:], mask=mask[7:])
+    torch.testing.assert_close(as_vector(first), tn.ndcg(scores[:7], relevance[:7], (1, 5), mask=mask[:7]))
+    torch.testing.assert_close(as_vector(second), tn.ndcg(scores[7:], relevance[7:], (1, 5), mask=mask[7:]))
+    torch.testing.assert_close(as_vector(metric.compute()), tn.ndcg(scores, relevance, (1, 5), mask=mask))
+
+
+def test_forward_of_flat_rows_accumulates_a_query_across_batches() -> None:
+    scores, relevance = torch.tensor([0.9, 0.1, 0.5, 0.7]), torch.tensor([0, 1, 1, 0])
+    ids = torch.tensor([0, 0, 0, 0])
+    metric = M.NDCG()
+    metric(scores[:2], relevance[:2], indexes=ids[:2])
+    metric(scores[2:], relevance[2:], indexes=ids[2:])
+    torch.testing.assert_close(metric.compute(), tn.ndcg(scores, relevance))
+
+
+def test_reset_clears_state_and_the_input_form() -> None:
+    scores, relevance, _ = dense_data()
+    metric = M.Recall(k=3)
+    metric.update(scores, relevance)
+    metric.reset()
+    flat = torch.arange(scores.shape[0]).repeat_interleave(scores.shape[1])
+    metric.update(scores.flatten(), relevance.flatten(), indexes=flat)  # another form after reset
+    torch.testing.assert_close(metric.compute(), tn.recall(scores, relevance, 3))
+    metric.reset()
+    with pytest.warns(UserWarning):
+        assert metric.compute().item() == 0.0
+
+
+def test_mixing_dense_and_flat_updates_is_refused() -> None:
+    scores, relevance = torch.rand(2, 3), torch.ones(2, 3)
+    dense_first = M.NDCG()
+    dense_first.update(scores, relevance)
+    with pytest.raises(ValueError, match="both dense batches"):
+        dense_first.update(scores.flatten(), relevance.flatten(), indexes=torch.zeros(6, dtype=torch.long))
+    flat_first = M.NDCG()
+    flat_first.update(scores.flatten(), relevance.flatten(), indexes=torch.zeros(6, dtype=torch.long))
+    with pytest.raises(ValueError, match="both dense batches"):
+        flat_first.update(scores, relevance)
+    # forward() updates a fresh copy of the state, so the mix is caught at compute
+    forwarded = M.NDCG()
+    forwarded(scores, relevance)
+    forwarded(scores.flatten(), relevance.flatten(), indexes=torch.zeros(6, dtype=torch.long))
+    with pytest.raises(ValueError, match="both dense batches"):
+        forwarded.compute()
+
+
+# load_state_dict restores the states, not torchmetrics' update counter, hence its warning
+@pytest.mark.filterwarnings("ignore:The ``compute`` method")
+def test_clone_and_state_dict_round_trip() -> None:
+    scores, relevance, mask = dense_data()
+    for metric, args in [
+        (M.NDCG(k=(1, 5), gain="exp2"), dict(mask=mask)),
+        (M.MRR(k=3), dict(indexes=torch.arange(20).unsqueeze(-1).expand_as(scores))),
+    ]:
+        metric.update(scores, relevance, **args)
+        expected = as_vector(metric.compute())
+        copy = metric.clone()
+        copy.update(scores[:3], relevance[:3], **{key: v[:3] for key, v in args.items()})
+        torch.testing.assert_close(as_vector(metric.compute()), expected)  # the clone is independent
+        metric.persistent(True)  # torchmetrics keeps states out of state_dict unless asked
+        fresh = type(metric)(k=metric.cutoffs if metric._many else metric.cutoffs[0], **metric._options)
+        fresh.persistent(True)
+        fresh.load_state_dict(metric.state_dict())
+        torch.testing.assert_close(as_vector(fresh.compute()), expected)
+
+
+def test_metric_collection_of_several_metrics() -> None:
+    scores, relevance, mask = dense_data()
+    collection = MetricCollection([M.NDCG(k=(5, 10)), M.Precision(k=5), M.MRR(), M.HitRate(k=1)])
+    for s, r, m in batches(scores, relevance, mask):
+        collection.update(s, r, mask=m)
+    result = collection.compute()
+    expected = {
+        "ndcg@5": tn.ndcg(scores, relevance, 5, mask=mask),
+        "ndcg@10": tn.ndcg(scores, relevance, 10, mask=mask),
+        "Precision": tn.precision(scores, relevance, 5, mask=mask),
+        "MRR": tn.mrr(scores, relevance, mask=mask),
+        "HitRate": tn.hit_rate(scores, relevance, 1, mask=mask),
+    }
+    assert set(result) == set(expected)
+    for key, value in expected.items():
+        torch.testing.assert_close(result[key], value)
+
+
+def test_metric_collection_never_merges_states_of_different_configurations() -> None:
+    # On the first batch NDCG@1 == NDCG@3 == 1 and Precision@1 == Recall@1, so torchmetrics'
+    # compute groups would merge them if their states had the same names.
+    first = (torch.tensor([[3.0, 2.0, 1.0]]), torch.tensor([[1, 0, 0]]))
+    second = (torch.tensor([[3.0, 2.0, 1.0]]), torch.tensor([[0, 0, 1]]))
+    collection = MetricCollection({
+        "ndcg1": M.NDCG(k=1), "ndcg3": M.NDCG(k=3), "p1": M.Precision(k=1), "r1": M.Recall(k=1),
+    })
+    for batch in (first, second):
+        collection.update(*batch)
+    scores, relevance = (torch.cat(parts) for parts in zip(first, second))
+    result = collection.compute()
+    torch.testing.assert_close(result["ndcg1"], tn.ndcg(scores, relevance, 1))
+    torch.testing.assert_close(result["ndcg3"], tn.ndcg(scores, relevance, 3))
+    torch.testing.assert_close(result["r1"], tn.recall(scores, relevance, 1))
+    assert result["ndcg1"] != result["ndcg3"]
+
+
+@pytest.mark.parametrize(
+    ("make", "call", "error", "match"),
+    [
+        (lambda: M.NDCG(), lambda m: m.update(torch.rand(2, 3), torch.ones(2, 4)), ValueError, "same shape"),
+        (lambda: M.NDCG(), lambda m: m.update(torch.rand(2, 3), -torch.ones(2, 3)), ValueError, "negative"),
+        (lambda: M.MRR(), lambda m: m.update(torch.full((2, 3), torch.nan), torch.ones(2, 3)), ValueError, "NaN"),
+        (lambda: M.NDCG(), lambda m: m.update(torch.rand(3), torch.ones(3), indexes=torch.zeros(3)),
+         TypeError, "indexes"),
+        (lambda: M.NDCG(), lambda m: m.update(torch.rand(3), torch.ones(3), indexes=torch.zeros(2, dtype=torch.long)),
+         ValueError, "same shape"),
+        (lambda: M.Recall(), lambda m: m.update(torch.rand(3), -torch.ones(3), indexes=torch.zeros(3, dtype=torch.long)),
+         ValueError, "negative"),
+        (lambda: M.NDCG(), lambda m: m.update(torch.rand(2, 3), torch.ones(2, 3), mask=torch.ones(2, 3)),
+         TypeError, "mask"),
+        (lambda: M.RankedNDCG(), lambda m: m.update(torch.rand(2, 3), torch.ones(2, 3, dtype=torch.long)),
+         TypeError, "ranked_ids"),
+    ],
+)
+def test_bad_input_raises_as_in_the_functional_api(make, call, error, match) -> None:
+    with pytest.raises(error, match=match):
+        call(make())
+
+
+@pytest.mark.parametrize(
+    ("build", "error", "match"),
+    [
+        (lambda: M.NDCG(k=0), ValueError, "k must be"),
+        (lambda: M.NDCG(k="5"), TypeError, "k must be"),
+        (lambda: M.NDCG(ties="random"), ValueError, "ties"),
+        (lambda: M.Precision(empty="nan"), ValueError, "empty"),
+        (lambda: M.DCG(gain="exp10"), ValueError, "gain"),
+        (lambda: M.RankedNDCG(discount="ln"), ValueError, "discount"),
+        (lambda: M.RankedRecall(pad_id=1.5), TypeError, "pad_id"),
+    ],
+)
+def test_bad_options_raise_when_the_metric_is_built(build, error, match) -> None:
+    with pytest.raises(error, match=match):
+        build()
+
+
+def test_top_level_names_and_torchmetrics_stays_optional() -> None:
+    assert tn.NDCG is M.NDCG and tn.RankedMRR is M.RankedMRR
+    with pytest.raises(AttributeError):
+        tn.NotAMetric  # noqa: B018
+    script = textwrap.dedent(
+        """
+        import sys
+        import torch
+        import torch_ndcg as tn
+        assert "torchmetrics" not in sys.modules  # the package and its functions never import it
+        assert tn.ndcg(torch.tensor([0.9, 0.1]), torch.tensor([0, 1])).item() > 0
+        sys.modules["torchmetrics"] = None  # as if it were not installed
+        for attempt in (lambda: tn.NDCG, lambda: __import__("torch_ndcg.metrics")):
+            try:
+                attempt()
+            except ImportError as error:
+                assert "pip install torch-ndcg[metrics]" in str(error), error
+            else:
+                raise AssertionError("no ImportError")
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
