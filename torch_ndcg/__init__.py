@@ -6,8 +6,15 @@ The metrics and the losses share one definition of gain, discount and cutoff
 
 from .definitions import exp2_gain, linear_gain, log2_discount
 from .dense import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, precision, recall
+from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
 
 __all__ = [
+    "ApproxNDCGLoss",
+    "NeuralNDCGLoss",
+    "approx_ndcg",
+    "approx_ndcg_loss",
+    "neural_ndcg",
+    "neural_ndcg_loss",
     "average_precision",
     "cg",
     "dcg",

@@ -1,0 +1,141 @@
+r"""ApproxNDCG (Qin, Liu & Li 2010): NDCG@k with each item's rank replaced by a smooth count.
+
+Only the approximate ranks are quadratic in N: the dense reference builds the ``[B, N, N]``
+sigmoid matrix under autograd, the streaming path sums it block by block in
+:mod:`.kernels` with an analytic backward. The discount, the cutoff and the sum are O(N) and
+stay under autograd, so any discount callable works.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+from torch.autograd.function import once_differentiable
+
+from .. import definitions as d
+from ..validation import REDUCTIONS, check_option
+from . import common, kernels
+
+
+def dense_ranks(scores: Tensor, valid: Tensor, tau: float) -> Tensor:
+    r"""``π_i = 1 + v_i Σ_{j≠i} v_j σ((s_j − s_i)/τ)`` from the explicit ``[B, N, N]`` matrix."""
+    v = valid.to(scores.dtype)
+    others = v[:, None, :] * (1 - torch.eye(scores.shape[-1], dtype=scores.dtype, device=scores.device))
+    pairs = torch.sigmoid((scores[:, None, :] - scores[:, :, None]) / tau)
+    return 1 + v * (pairs * others).sum(-1)
+
+
+class StreamingRanks(torch.autograd.Function):
+    """The same ranks in O(B·N) memory; the backward recomputes the sigmoid blocks."""
+
+    @staticmethod
+    def forward(ctx, scores: Tensor, valid: Tensor, tau: float) -> Tensor:
+        v = valid.to(scores.dtype)
+        ctx.save_for_backward(scores, v)
+        ctx.tau = tau
+        return kernels.approx_ranks(scores, v, tau)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_pi: Tensor):
+        scores, v = ctx.saved_tensors
+        return kernels.approx_ranks_backward(scores, v, ctx.tau, grad_pi), None, None
+
+
+def _smooth_dcg(lists: common.LossLists, discount: d.Discount, tau: float, impl: str) -> Tensor:
+    if impl == "triton":
+        common.triton_unavailable()
+    if impl == "dense":
+        ranks = dense_ranks(lists.scores, lists.valid, tau)
+    else:
+        ranks = StreamingRanks.apply(lists.scores, lists.valid, tau)
+    weight = d.resolve_discount(discount)(ranks)
+    if lists.cutoff is not None:
+        # Soft top-k; a cutoff ≥ the list's length keeps every item, as in the metric.
+        soft_top = torch.sigmoid((lists.cutoff + 0.5 - ranks) / tau)
+        whole = common.valid_counts(lists.valid) <= lists.cutoff
+        weight = weight * torch.where(whole, torch.ones_like(soft_top), soft_top)
+    terms = torch.where(lists.valid, lists.gains * weight, torch.zeros_like(weight))
+    return terms.sum(-1)
+
+
+def approx_ndcg(
+    scores: Tensor,
+    relevance: Tensor,
+    k: d.Cutoff = None,
+    *,
+    mask: Tensor | None = None,
+    gain: d.Gain = "linear",
+    discount: d.Discount = "log2",
+    temperature: float = 1.0,
+    empty: str = "skip",
+    reduction: str = "mean",
+    impl: str = "auto",
+    validate: bool = True,
+) -> Tensor:
+    r"""Smooth NDCG@k of ApproxNDCG (Qin, Liu & Li, 2010); differentiable in ``scores``.
+
+    Each real item's rank is replaced by the smooth count
+
+    .. math:: \pi_i = 1 + \sum_{j \ne i,\ \mathrm{real}} \sigma\!\left(\frac{s_j - s_i}{\tau}\right)
+
+    and the discount is evaluated at that real-valued rank:
+
+    .. math:: \mathrm{DCG@k} = \sum_i \mathrm{gain}(rel_i)\,\mathrm{discount}(\pi_i)\,c_i,\qquad
+              c_i = \sigma\!\left(\frac{k + \tfrac12 - \pi_i}{\tau}\right)
+
+    The soft cutoff :math:`c_i` uses the same τ (so one knob sharpens ranks and cutoff together)
+    and tends to the hard top-k indicator :math:`[\pi_i \le k]` as τ → 0; with ``k=None`` or
+    ``k ≥`` the list's number of real items, :math:`c_i = 1`. NDCG divides by the metric's exact
+    IDCG@k, so as τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`.
+
+    Args:
+        scores, relevance, k, mask, gain, discount, empty, reduction, validate: as in
+            :func:`torch_ndcg.ndcg` (``k`` is one cutoff; ``empty`` defaults to ``"skip"``).
+        temperature: τ > 0.
+        impl: ``"dense"`` (``[B, N, N]`` sigmoid matrix under autograd), ``"streaming"`` (O(B·N)
+            memory, blockwise analytic backward), ``"auto"`` or ``"triton"``.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> scores = torch.tensor([[2.0, 1.0, 0.5]])
+        >>> round(tn.approx_ndcg(scores, torch.tensor([[2, 0, 1]]), temperature=0.01).item(), 4)
+        0.9502
+    """
+    common.check_common(temperature, empty, reduction, impl)
+    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
+    dcg = _smooth_dcg(lists, discount, float(temperature), common.resolve_impl(impl, lists))
+    return common.finish(dcg, lists, empty, reduction)
+
+
+def approx_ndcg_loss(
+    scores: Tensor,
+    relevance: Tensor,
+    k: d.Cutoff = None,
+    *,
+    mask: Tensor | None = None,
+    gain: d.Gain = "linear",
+    discount: d.Discount = "log2",
+    temperature: float = 1.0,
+    empty: str = "skip",
+    reduction: str = "mean",
+    impl: str = "auto",
+    validate: bool = True,
+) -> Tensor:
+    r"""ApproxNDCG loss: :math:`1 - \mathrm{ApproxNDCG@k}` per list, reduced by ``reduction``.
+
+    Options and definitions as in :func:`approx_ndcg`.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> scores = torch.tensor([[0.1, 0.9, 0.4]], requires_grad=True)
+        >>> tn.approx_ndcg_loss(scores, torch.tensor([[2, 0, 1]])).backward()
+        >>> bool(scores.grad[0, 0] < 0)
+        True
+    """
+    check_option("reduction", reduction, REDUCTIONS)
+    per_list = approx_ndcg(
+        scores, relevance, k, mask=mask, gain=gain, discount=discount, temperature=temperature,
+        empty=empty, reduction="none", impl=impl, validate=validate,
+    )  # fmt: skip
+    return common.as_loss(per_list, reduction)

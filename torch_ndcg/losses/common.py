@@ -1,0 +1,143 @@
+"""What every smooth loss shares: inputs prepared exactly as the metrics prepare them, the exact
+IDCG, option checks, the choice of implementation, and turning smooth DCGs into losses.
+
+A loss is the metric relaxed, not a look-alike: gains, the discount, the cutoff, the mask, the
+IDCG and ``empty`` all come from the same code as :func:`torch_ndcg.ndcg`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from .. import definitions as d
+from ..dense import _idcg_at, prepare_lists
+from ..reduction import apply_empty, reduce
+from ..validation import EMPTY, REDUCTIONS, check_option, check_positive
+
+IMPLS = ("auto", "dense", "streaming", "triton")
+
+# impl="auto" keeps the readable dense path only while its [B, N, N] tensors are small; above
+# this many pairwise entries the streaming path is both leaner and (measured) no slower.
+AUTO_DENSE_MAX_PAIRS = 2**16
+
+
+@dataclass(frozen=True)
+class LossLists:
+    """Validated ``[B, N]`` inputs of a loss (leading batch axes flattened into ``B``)."""
+
+    scores: Tensor  # compute dtype, differentiable, 0 at masked items
+    valid: Tensor  # bool, True for real items
+    gains: Tensor  # 0 at masked items
+    idcg: Tensor  # [B], the exact IDCG@k of the metric code
+    cutoff: int | None
+    batch_shape: torch.Size
+
+    @property
+    def length(self) -> int:
+        return self.scores.shape[-1]
+
+
+def single_cutoff(k: d.Cutoff) -> int | None:
+    """A loss optimises one NDCG@k: a sequence of cutoffs is refused rather than silently summed."""
+    cutoffs, many = d.resolve_cutoffs(k)
+    if many:
+        raise ValueError(
+            f"k must be a single int ≥ 1 or None for a loss, got the sequence {k!r}; "
+            "sum several losses explicitly if you want to optimise several cutoffs"
+        )
+    return cutoffs[0]
+
+
+def check_common(temperature: float, empty: str, reduction: str, impl: str) -> None:
+    """Option checks that need no tensor, done before any work."""
+    check_positive("temperature", temperature)
+    check_option("empty", empty, EMPTY)
+    check_option("reduction", reduction, REDUCTIONS)
+    check_option("impl", impl, IMPLS)
+
+
+def prepare(
+    scores: Tensor,
+    relevance: Tensor,
+    k: d.Cutoff,
+    mask: Tensor | None,
+    gain: d.Gain,
+    discount: d.Discount,
+    validate: bool,
+) -> LossLists:
+    """Check inputs exactly as the metrics do and compute the exact IDCG@k."""
+    cutoff = single_cutoff(k)
+    lists = prepare_lists(scores, relevance, mask, gain, validate)
+    idcg = _idcg_at(lists, (cutoff,), discount)[..., 0]
+    n = lists.length
+    valid = torch.ones(lists.scores.shape, dtype=torch.bool, device=lists.scores.device) if mask is None else mask
+    # where(), not the -inf scores of prepare_lists: padding must be finite for the pairwise
+    # terms and must receive exactly zero gradient.
+    real = torch.where(valid, lists.scores.to(lists.dtype), torch.zeros((), dtype=lists.dtype, device=valid.device))
+    return LossLists(
+        scores=real.reshape(-1, n),
+        valid=valid.reshape(-1, n),
+        gains=lists.gains.reshape(-1, n),
+        idcg=idcg.reshape(-1),
+        cutoff=cutoff,
+        batch_shape=lists.scores.shape[:-1],
+    )
+
+
+def valid_counts(valid: Tensor) -> Tensor:
+    """``[B, 1]`` number of real items in each list."""
+    return valid.sum(-1, keepdim=True)
+
+
+def positions(like: Tensor) -> Tensor:
+    """1-based positions ``[1, N]`` in ``like``'s dtype and device."""
+    return torch.arange(1, like.shape[-1] + 1, dtype=like.dtype, device=like.device)[None, :]
+
+
+def rank_weights(lists: LossLists, discount: d.Discount) -> Tensor:
+    """``[B, N]`` ``discount(i)`` for the ranks ``i ≤ min(k, n)`` of each list, 0 beyond."""
+    weights = d.discounts(lists.length, discount, lists.scores.dtype, lists.scores.device)[None, :]
+    pos = positions(lists.scores)
+    depth = valid_counts(lists.valid)
+    if lists.cutoff is not None:
+        depth = depth.clamp(max=lists.cutoff)
+    return torch.where(pos <= depth, weights, torch.zeros_like(weights))
+
+
+def resolve_impl(impl: str, lists: LossLists) -> str:
+    """``"auto"``: dense while its ``[B, N, N]`` tensors are small, streaming beyond.
+
+    (A Triton path for CUDA tensors, issue 5, would be chosen here first once it exists.)
+    """
+    if impl != "auto":
+        return impl
+    pairs = lists.scores.shape[0] * lists.length**2
+    return "dense" if pairs <= AUTO_DENSE_MAX_PAIRS else "streaming"
+
+
+def triton_unavailable() -> None:
+    """The hook for ``impl="triton"``: fused GPU kernels are a separate piece of work."""
+    raise NotImplementedError(
+        'impl="triton" is not available yet; use impl="streaming" (O(N) memory, CPU and CUDA) '
+        'or impl="dense"'
+    )
+
+
+def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
+    """Smooth DCG ``[B]`` → NDCG, with the metric's ``empty`` and ``reduction``.
+
+    An empty list (exact IDCG 0) is handled by ``empty`` exactly as in :func:`torch_ndcg.ndcg`;
+    with ``"skip"`` it is left out of the mean and gets no gradient, and a batch of only empty
+    lists gives 0 with a zero gradient.
+    """
+    is_empty = lists.idcg == 0
+    values = dcg / torch.where(is_empty, torch.ones_like(lists.idcg), lists.idcg)
+    return reduce(apply_empty(values, is_empty, empty).reshape(lists.batch_shape), reduction)
+
+
+def as_loss(per_list: Tensor, reduction: str) -> Tensor:
+    """``1 − NDCG`` per list, reduced like the metric (skipped lists, NaN, stay out of the mean)."""
+    return reduce(1.0 - per_list, reduction)

@@ -1,0 +1,211 @@
+r"""NeuralNDCG (Pobrotyn & Białobrzeski 2021): NDCG@k with the sort relaxed by NeuralSort + Sinkhorn.
+
+The dense reference here materialises ``[B, N, N]`` and lets autograd differentiate through the
+unrolled Sinkhorn iterations; :mod:`.sinkhorn_streaming` computes the same value and gradient
+in O(B·N) memory.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+from torch.utils.checkpoint import checkpoint
+
+from .. import definitions as d
+from ..validation import REDUCTIONS, check_option, check_positive
+from . import common, kernels
+from .sinkhorn_streaming import sinkhorn_dcg
+
+
+def _normalise(logp: Tensor, exists: Tensor, dim: int) -> Tensor:
+    """``logp − logsumexp(logp, dim)`` over existing entries; missing entries stay ``-inf``.
+
+    Missing entries enter the logsumexp as the dtype's most negative finite number, so rows or
+    columns with no entry at all keep a finite logsumexp and a NaN-free backward.
+    """
+    finite = logp.masked_fill(~exists, torch.finfo(logp.dtype).min)
+    return (logp - torch.logsumexp(finite, dim, keepdim=True)).masked_fill(~exists, -torch.inf)
+
+
+def dense_dcg(
+    scores: Tensor,
+    valid: Tensor,
+    rank_weight: Tensor,
+    gains: Tensor,
+    tau: float,
+    iters: int,
+    transposed: bool,
+) -> Tensor:
+    """Smooth DCG ``[B]`` from the explicit ``[B, N, N]`` NeuralSort + Sinkhorn matrix."""
+    v = valid.to(scores.dtype)
+    n = v.sum(-1, keepdim=True)
+    pos = common.positions(scores)
+    spread = ((scores[:, :, None] - scores[:, None, :]).abs() * v[:, None, :]).sum(-1)  # A_j
+    logits = ((n + 1 - 2 * pos)[:, :, None] * scores[:, None, :] - spread[:, None, :]) / tau
+    exists = (pos <= n)[:, :, None] & valid[:, None, :]  # rows: positions 1..n; columns: items
+    logp = _normalise(logits.masked_fill(~exists, -torch.inf), exists, -1)  # NeuralSort P̂
+    if transposed:
+        logp, exists = logp.transpose(1, 2), exists.transpose(1, 2)
+    for _ in range(iters):
+        logp = _normalise(_normalise(logp, exists, -2), exists, -1)
+    if transposed:
+        logp = logp.transpose(1, 2)
+    return torch.einsum("bi,bij,bj->b", rank_weight, logp.exp(), gains)
+
+
+def _gumbel(shape: tuple[int, ...], like: Tensor, generator: torch.Generator | None) -> Tensor:
+    """Standard Gumbel noise ``−log(−log U)``, U uniform, drawn from ``generator``."""
+    tiny = torch.finfo(like.dtype).tiny
+    uniform = torch.rand(shape, generator=generator, dtype=like.dtype, device=like.device)
+    return -torch.log(-torch.log(uniform.clamp(min=tiny)))
+
+
+def _smooth_dcg(
+    lists: common.LossLists,
+    rank_weight: Tensor,
+    tau: float,
+    iters: int,
+    transposed: bool,
+    stochastic: bool,
+    samples: int,
+    beta: float,
+    generator: torch.Generator | None,
+    impl: str,
+) -> Tensor:
+    if impl == "triton":
+        common.triton_unavailable()
+    s, valid, gains = lists.scores, lists.valid, lists.gains
+
+    def one(scores: Tensor, valid: Tensor, rank_weight: Tensor, gains: Tensor) -> Tensor:
+        if impl == "dense":
+            return dense_dcg(scores, valid, rank_weight, gains, tau, iters, transposed)
+        return sinkhorn_dcg(scores, valid, rank_weight, gains, tau, iters, transposed, kernels)
+
+    if not stochastic:
+        return one(s, valid, rank_weight, gains)
+    noise = _gumbel((samples, *s.shape), s, generator)
+    if impl == "streaming":
+        # Samples fold into the batch: the saved state is O(samples · B · N), never N².
+        perturbed = torch.where(valid, s + beta * noise, torch.zeros_like(s)).reshape(-1, s.shape[-1])
+        many = [t.expand(samples, *t.shape).reshape(-1, t.shape[-1]) for t in (valid, rank_weight, gains)]
+        return one(perturbed, *many).reshape(samples, -1).mean(0)
+    # Dense: one sample at a time, recomputed in backward, so only one [B, N, N] graph is alive.
+    total = torch.zeros_like(lists.idcg)
+    for sample in noise:
+        perturbed = torch.where(valid, s + beta * sample, torch.zeros_like(s))
+        total = total + checkpoint(one, perturbed, valid, rank_weight, gains, use_reentrant=False)
+    return total / samples
+
+
+def neural_ndcg(
+    scores: Tensor,
+    relevance: Tensor,
+    k: d.Cutoff = None,
+    *,
+    mask: Tensor | None = None,
+    gain: d.Gain = "linear",
+    discount: d.Discount = "log2",
+    temperature: float = 1.0,
+    sinkhorn_iters: int = 50,
+    transposed: bool = False,
+    stochastic: bool = False,
+    samples: int = 32,
+    beta: float = 0.1,
+    generator: torch.Generator | None = None,
+    empty: str = "skip",
+    reduction: str = "mean",
+    impl: str = "auto",
+    validate: bool = True,
+) -> Tensor:
+    r"""Smooth NDCG@k of NeuralNDCG (Pobrotyn & Białobrzeski, 2021); differentiable in ``scores``.
+
+    For the ``n`` real items of a list, NeuralSort (Grover et al., 2019) relaxes the sorting
+    permutation to
+
+    .. math:: \hat P_{i\cdot} = \mathrm{softmax}_j\!\left(
+              \frac{(n + 1 - 2i)\,s_j - \sum_m |s_j - s_m|}{\tau}\right),\quad i = 1..n,
+
+    which ``sinkhorn_iters`` log-domain Sinkhorn iterations (columns, then rows; a fixed count,
+    no host synchronisation) turn into a nearly doubly stochastic :math:`P`. Then
+
+    .. math:: \mathrm{DCG@k} = \sum_{i \le k} \mathrm{discount}(i) \sum_j P_{ij}\,\mathrm{gain}(rel_j),
+              \qquad \mathrm{NeuralNDCG@k} = \mathrm{DCG@k} / \mathrm{IDCG@k}
+
+    with the metric's own gain, discount and exact IDCG@k. ``transposed=True`` runs Sinkhorn on
+    :math:`\hat P^\top` (so it ends on columns: every item's distribution over ranks is exact)
+    and computes :math:`\sum_j \mathrm{gain}(rel_j) \sum_{i \le k} P_{ij}\,\mathrm{discount}(i)`.
+    ``stochastic=True`` averages over ``samples`` perturbed scores :math:`s + \beta g`,
+    :math:`g \sim \mathrm{Gumbel}(0, 1)` i.i.d. drawn from ``generator``. As τ → 0 with distinct
+    scores the value tends to :func:`torch_ndcg.ndcg`; tied scores tend to its
+    ``ties="average"`` value.
+
+    Args:
+        scores, relevance, k, mask, gain, discount, empty, reduction, validate: as in
+            :func:`torch_ndcg.ndcg` (``k`` is one cutoff; ``empty`` defaults to ``"skip"``).
+        temperature: τ > 0; smaller is closer to the exact metric and has sparser gradients.
+        sinkhorn_iters: Sinkhorn iterations, ≥ 1.
+        transposed, stochastic, samples, beta, generator: the variants above.
+        impl: ``"dense"`` (``[B, N, N]`` tensors and autograd, the readable reference),
+            ``"streaming"`` (O(B·N) memory, block recomputation in backward; same values and
+            gradients), ``"auto"`` (dense for small ``B·N²``, else streaming) or ``"triton"``.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> scores = torch.tensor([[2.0, 1.0, 0.5]])
+        >>> round(tn.neural_ndcg(scores, torch.tensor([[2, 0, 1]]), temperature=0.01).item(), 4)
+        0.9502
+    """
+    common.check_common(temperature, empty, reduction, impl)
+    check_positive("sinkhorn_iters", sinkhorn_iters, integer=True)
+    check_positive("samples", samples, integer=True)
+    check_positive("beta", beta)
+    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
+    rank_weight = common.rank_weights(lists, discount)
+    impl = common.resolve_impl(impl, lists)
+    dcg = _smooth_dcg(
+        lists, rank_weight, float(temperature), sinkhorn_iters, transposed, stochastic, samples, beta, generator, impl
+    )
+    return common.finish(dcg, lists, empty, reduction)
+
+
+def neural_ndcg_loss(
+    scores: Tensor,
+    relevance: Tensor,
+    k: d.Cutoff = None,
+    *,
+    mask: Tensor | None = None,
+    gain: d.Gain = "linear",
+    discount: d.Discount = "log2",
+    temperature: float = 1.0,
+    sinkhorn_iters: int = 50,
+    transposed: bool = False,
+    stochastic: bool = False,
+    samples: int = 32,
+    beta: float = 0.1,
+    generator: torch.Generator | None = None,
+    empty: str = "skip",
+    reduction: str = "mean",
+    impl: str = "auto",
+    validate: bool = True,
+) -> Tensor:
+    r"""NeuralNDCG loss: :math:`1 - \mathrm{NeuralNDCG@k}` per list, reduced by ``reduction``.
+
+    A perfect ranking (at small τ) gives 0. Options and definitions as in :func:`neural_ndcg`;
+    lists whose IDCG is 0 are left out with ``empty="skip"`` (no gradient; a batch of only such
+    lists gives 0).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> scores = torch.tensor([[0.1, 0.9, 0.4]], requires_grad=True)
+        >>> loss = tn.neural_ndcg_loss(scores, torch.tensor([[2, 0, 1]]), k=2)
+        >>> loss.backward()
+        >>> bool(scores.grad[0, 0] < 0)  # raising the relevant item lowers the loss
+        True
+    """
+    check_option("reduction", reduction, REDUCTIONS)
+    per_list = neural_ndcg(
+        scores, relevance, k, mask=mask, gain=gain, discount=discount, temperature=temperature,
+        sinkhorn_iters=sinkhorn_iters, transposed=transposed, stochastic=stochastic, samples=samples,
+        beta=beta, generator=generator, empty=empty, reduction="none", impl=impl, validate=validate,
+    )  # fmt: skip
+    return common.as_loss(per_list, reduction)
