@@ -1,0 +1,127 @@
+"""The configuration of ``train_ranker.py``: a JSON file of known keys, checked, overridable.
+
+Every key, its type and default is a field of :class:`Config`. A config file sets some of
+them; ``--set key=value`` on the command line overrides any (the value is read as JSON, so
+``--set lr=0.01``, ``--set hidden=[128,64]``, ``--set loss=listnet`` all work). An unknown
+key or a value of the wrong type is an error naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import types
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin, get_type_hints
+
+LOSSES = ("neural_ndcg", "approx_ndcg", "listnet", "pointwise")
+
+
+@dataclasses.dataclass
+class Config:
+    name: str = "default"  # names the plot file: <output_dir>/<name>.png
+    seed: int = 0  # data, initialisation and shuffling
+    # "synthetic", or a LETOR fold directory holding train.txt, vali.txt and test.txt.
+    data: str = "synthetic"
+    synthetic_queries: list[int] = dataclasses.field(default_factory=lambda: [1000, 200, 200])
+    synthetic_features: int = 32
+    synthetic_list_length: list[int] = dataclasses.field(default_factory=lambda: [20, 100])
+    synthetic_noise: float = 0.5
+    standardize: bool = True  # per-feature standardisation fitted on the training split
+    loss: str = "neural_ndcg"  # one of LOSSES
+    compare: bool = False  # train every loss in `losses` on the same data and seed
+    losses: list[str] = dataclasses.field(default_factory=lambda: list(LOSSES))
+    loss_k: int | None = None  # cutoff of the NDCG losses; None: the whole list
+    temperature: float = 1.0  # smoothness of the NDCG losses
+    hidden: list[int] = dataclasses.field(default_factory=lambda: [64, 64])
+    dropout: float = 0.0
+    lr: float = 0.003
+    weight_decay: float = 0.0
+    batch_size: int = 32
+    max_items: int | None = None  # training lists longer than this are subsampled
+    epochs: int = 20
+    patience: int = 4  # stop after this many epochs without a better validation NDCG@monitor_k
+    eval_k: list[int] = dataclasses.field(default_factory=lambda: [1, 5, 10])
+    monitor_k: int = 10
+    output_dir: str = "runs"
+    plot: bool = True
+    progress: bool = True  # a progress bar when the output is a terminal
+
+
+def load_config(path: str | Path | None, overrides: list[str] = ()) -> Config:
+    """Read ``path`` (or the defaults when ``None``), apply ``key=value`` overrides, validate."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            values = json.loads(Path(path).read_text())
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} is not valid JSON: {error}") from None
+        if not isinstance(values, dict):
+            raise ValueError(f"{path} must hold a JSON object of config keys")
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--set expects key=value, got {item!r}")
+        try:
+            values[key.strip()] = json.loads(text)
+        except json.JSONDecodeError:
+            values[key.strip()] = text  # a bare word such as loss=listnet is a string
+    return make_config(values, source=str(path) if path is not None else "defaults")
+
+
+def make_config(values: dict[str, Any], source: str = "config") -> Config:
+    """Build a :class:`Config` from a dict, refusing unknown keys, wrong types and bad values."""
+    hints = get_type_hints(Config)
+    for key, value in values.items():
+        if key not in hints:
+            close = difflib.get_close_matches(key, hints, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(hints)}"
+            raise ValueError(f"{source}: unknown config key {key!r}{hint}")
+        values[key] = _typed(key, value, hints[key])
+    config = Config(**values)
+    _check_values(config)
+    return config
+
+
+def _typed(key: str, value: Any, hint: Any) -> Any:
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _typed(key, value, inner)
+    if origin is list:
+        if not isinstance(value, list):
+            raise TypeError(f"config key {key!r} must be a list, got {value!r}")
+        return [_typed(key, v, args[0]) for v in value]
+    # bool is an int in Python but never a valid number here, and an int is a valid float.
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if type(value) is not hint:
+        raise TypeError(f"config key {key!r} must be {hint.__name__}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _check_values(c: Config) -> None:
+    def need(ok: bool, key: str, what: str) -> None:
+        if not ok:
+            raise ValueError(f"config key {key!r} must be {what}, got {getattr(c, key)!r}")
+
+    need(c.loss in LOSSES, "loss", f"one of {LOSSES}")
+    need(len(c.losses) > 0 and set(c.losses) <= set(LOSSES), "losses", f"a non-empty list drawn from {LOSSES}")
+    need(len(c.synthetic_queries) == 3 and min(c.synthetic_queries) >= 1, "synthetic_queries", "[train, vali, test] counts ≥ 1")
+    need(len(c.synthetic_list_length) == 2 and 1 <= c.synthetic_list_length[0] <= c.synthetic_list_length[1],
+         "synthetic_list_length", "[min, max] with 1 ≤ min ≤ max")
+    for key in ("synthetic_features", "batch_size", "epochs", "patience"):
+        need(getattr(c, key) >= 1, key, "≥ 1")
+    for key in ("lr", "temperature"):
+        need(getattr(c, key) > 0, key, "> 0")
+    for key in ("synthetic_noise", "weight_decay"):
+        need(getattr(c, key) >= 0, key, "≥ 0")
+    need(0 <= c.dropout < 1, "dropout", "in [0, 1)")
+    need(all(h >= 1 for h in c.hidden), "hidden", "a list of layer widths ≥ 1")
+    need(len(c.eval_k) > 0 and all(k >= 1 for k in c.eval_k), "eval_k", "a non-empty list of cutoffs ≥ 1")
+    need(c.monitor_k in c.eval_k, "monitor_k", f"one of eval_k={c.eval_k}")
+    for key in ("loss_k", "max_items"):
+        need(getattr(c, key) is None or getattr(c, key) >= 1, key, "null or ≥ 1")

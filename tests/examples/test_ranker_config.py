@@ -1,0 +1,69 @@
+"""Config files and overrides: every shipped config is valid, and mistakes are named."""
+
+import json
+from pathlib import Path
+
+import pytest
+from ranker_config import LOSSES, Config, load_config, make_config
+
+CONFIGS = Path(__file__).resolve().parents[2] / "configs"
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.json")), ids=lambda p: p.name)
+def test_shipped_configs_are_valid(path):
+    config = load_config(path)
+    assert config.name == path.stem
+
+
+def test_expected_configs_ship():
+    assert {"default", "letor", "compare", "tiny"} <= {p.stem for p in CONFIGS.glob("*.json")}
+
+
+def test_overrides_are_json_or_bare_strings():
+    config = load_config(None, ["lr=0.01", "hidden=[8, 4]", "loss=listnet", "loss_k=null", "epochs=3", "plot=false"])
+    assert (config.lr, config.hidden, config.loss, config.loss_k, config.epochs, config.plot) == (
+        0.01, [8, 4], "listnet", None, 3, False)
+    assert load_config(None, ["data=path/to/Fold1"]).data == "path/to/Fold1"
+    assert isinstance(load_config(None, ["lr=1"]).lr, float)  # an int is a valid float
+
+
+@pytest.mark.parametrize(
+    "values, error, message",
+    [
+        ({"hiden": [8]}, ValueError, "unknown config key 'hiden'; did you mean 'hidden'"),
+        ({"learning_rate": 0.1}, ValueError, "unknown config key 'learning_rate'; known keys: name, seed"),
+        ({"epochs": "10"}, TypeError, "'epochs' must be int, got str"),
+        ({"epochs": 2.5}, TypeError, "'epochs' must be int, got float"),
+        ({"plot": 1}, TypeError, "'plot' must be bool"),
+        ({"lr": True}, TypeError, "'lr' must be float, got bool"),
+        ({"hidden": 64}, TypeError, "'hidden' must be a list"),
+        ({"hidden": [64, "x"]}, TypeError, "'hidden' must be int"),
+        ({"loss": "hinge"}, ValueError, "'loss' must be one of"),
+        ({"losses": ["listnet", "hinge"]}, ValueError, "'losses' must be a non-empty list"),
+        ({"lr": 0}, ValueError, "'lr' must be > 0"),
+        ({"dropout": 1.0}, ValueError, "'dropout' must be in"),
+        ({"monitor_k": 20}, ValueError, "'monitor_k' must be one of eval_k"),
+        ({"synthetic_list_length": [10, 5]}, ValueError, "'synthetic_list_length'"),
+        ({"max_items": 0}, ValueError, "'max_items' must be null or ≥ 1"),
+    ],
+)
+def test_bad_values_name_the_key(values, error, message):
+    with pytest.raises(error, match=message.replace("[", r"\[")):
+        make_config(values)
+
+
+def test_bad_files_and_bad_set(tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text("{'lr': 1}")
+    with pytest.raises(ValueError, match="broken.json is not valid JSON"):
+        load_config(broken)
+    listed = tmp_path / "list.json"
+    listed.write_text(json.dumps([1, 2]))
+    with pytest.raises(ValueError, match="must hold a JSON object"):
+        load_config(listed)
+    with pytest.raises(ValueError, match="--set expects key=value"):
+        load_config(None, ["epochs"])
+
+
+def test_defaults_cover_every_loss():
+    assert Config().losses == list(LOSSES) and Config().loss in LOSSES
