@@ -1,0 +1,56 @@
+"""Fused Triton kernels for the smooth losses' O(N²) pairwise work, loaded only when needed.
+
+``import torch_ndcg`` never imports Triton: the kernel modules (:mod:`.approx`,
+:mod:`.sinkhorn`) are imported on the first call that runs a kernel, and only after
+:func:`require` has checked that the tensor can use them. Triton kernels run on CUDA tensors,
+or on CPU tensors when ``TRITON_INTERPRET=1`` is set before the first kernel call (Triton's
+interpreter, which the CPU tests use).
+"""
+
+from __future__ import annotations
+
+import os
+
+from torch import Tensor
+
+INSTALL_HINT = "pip install triton (Linux x86_64 with a CUDA GPU), or pip install 'torch-ndcg[dev]'"
+
+
+def interpreting() -> bool:
+    """Whether Triton kernels run in its CPU interpreter (``TRITON_INTERPRET=1``)."""
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def importable() -> bool:
+    """Whether the real Triton package imports (cheap after the first call: modules are cached)."""
+    try:
+        import triton
+    except ImportError:
+        return False
+    # A directory named "triton" on sys.path (pytest puts tests/ there, which holds tests/triton)
+    # imports as an empty namespace package when Triton is absent: that is not Triton.
+    return hasattr(triton, "jit")
+
+
+def available(tensor: Tensor) -> bool:
+    """Whether the Triton kernels can run on ``tensor`` (what ``impl="auto"`` asks)."""
+    return (tensor.is_cuda or interpreting()) and importable()
+
+
+def require(tensor: Tensor, name: str = "scores") -> None:
+    """Raise the error that explains why ``impl="triton"`` cannot run on ``tensor``."""
+    if not importable():
+        raise ImportError(f'impl="triton" needs the triton package, which is not installed: {INSTALL_HINT}')
+    if not (tensor.is_cuda or interpreting()):
+        raise ValueError(
+            f'impl="triton" needs CUDA tensors, got {name} on {tensor.device}; move the inputs to a '
+            'GPU, use impl="streaming" on CPU, or set TRITON_INTERPRET=1 (slow, for tests)'
+        )
+
+
+def approx_ranks(scores: Tensor, valid: Tensor, temperature: float) -> Tensor:
+    """ApproxNDCG's approximate ranks, differentiable; see :func:`torch_ndcg.triton.approx.approx_ranks`."""
+    require(scores)
+    from .approx import approx_ranks as kernel
+
+    return kernel(scores, valid, temperature)
