@@ -6,7 +6,26 @@ The metrics and the losses share one definition of gain, discount and cutoff
 
 from .definitions import exp2_gain, linear_gain, log2_discount
 from .dense import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, precision, recall
+from .grouped import (
+    grouped_average_precision,
+    grouped_dcg,
+    grouped_hit_rate,
+    grouped_mrr,
+    grouped_ndcg,
+    grouped_precision,
+    grouped_recall,
+)
 from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
+from .ranked import (
+    from_lists,
+    ranked_average_precision,
+    ranked_dcg,
+    ranked_hit_rate,
+    ranked_mrr,
+    ranked_ndcg,
+    ranked_precision,
+    ranked_recall,
+)
 
 __all__ = [
     "ApproxNDCGLoss",
@@ -27,6 +46,21 @@ __all__ = [
     "ndcg",
     "precision",
     "recall",
+    "from_lists",
+    "grouped_average_precision",
+    "grouped_dcg",
+    "grouped_hit_rate",
+    "grouped_mrr",
+    "grouped_ndcg",
+    "grouped_precision",
+    "grouped_recall",
+    "ranked_average_precision",
+    "ranked_dcg",
+    "ranked_hit_rate",
+    "ranked_mrr",
+    "ranked_ndcg",
+    "ranked_precision",
+    "ranked_recall",
 ]
 
 __version__ = "0.1.0"

@@ -1,0 +1,455 @@
+"""Flat, grouped form: 1-D ``scores``, ``relevance`` and ``indexes``, one query per distinct index.
+
+This is the layout of torchmetrics' retrieval metrics. Queries may come in any order and have
+any size; nothing is padded to ``[Q, longest query]`` (which explodes for skewed sizes). One
+lexicographic sort by (index ascending, score descending) lays every query out as a contiguous
+segment in rank order; tie groups are runs of equal score inside a segment. The resulting flat
+:class:`~torch_ndcg.slots.Slots` carry the same per-slot statistics as the dense form, so the
+same tie-exact terms apply, and per-query values are segment sums (``index_add_``).
+
+The number of queries is data-dependent, so the grouped form synchronises with the device once
+to size its output (in addition to value validation, which ``validate=False`` turns off).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from . import definitions as d
+from .reduction import apply_empty, reduce
+from .slots import Slots, expected_gain, first_hit_probability, hit_probability, precision_term
+from .validation import (
+    TIES,
+    as_float_scores,
+    check_ids,
+    check_option,
+    check_relevance_dtype,
+    check_relevance_values,
+    check_same_shape,
+    check_score_values,
+)
+
+Cutoffs = tuple[int | None, ...]
+
+
+@dataclass(frozen=True)
+class Segments:
+    """Items sorted into query segments in rank order, with their slot statistics."""
+
+    slots: Slots  # [T] flat, one slot per item
+    query: Tensor  # [T] 0-based query number of each slot (ascending index order), non-decreasing
+    count: int  # Q, the number of distinct indexes
+    gains: Tensor  # [T] gains in the same sorted order
+    size: Tensor  # [Q, 1] items per query
+    relevant: Tensor  # [Q, 1] items with relevance > 0 per query
+
+    def sum(self, terms: Tensor, cutoffs: Cutoffs) -> Tensor:
+        """``[T]`` per-slot terms → ``[Q, C]`` per-query sums over the slots ranked before each cutoff."""
+        return _segment_sums(terms, self.slots.position, self.query, self.count, cutoffs)
+
+
+def _segment_sums(terms: Tensor, position: Tensor, query: Tensor, count: int, cutoffs: Cutoffs) -> Tensor:
+    """``[T]`` terms → ``[Q, C]``: per query, the sum over items whose 0-based ``position`` is below each cutoff."""
+    zero = torch.zeros((), dtype=terms.dtype, device=terms.device)
+    columns = [terms if k is None else torch.where(position < k, terms, zero) for k in cutoffs]
+    sums = terms.new_zeros(count, len(cutoffs))
+    for column, values in enumerate(columns):
+        sums[:, column].index_add_(0, query, values)
+    return sums
+
+
+_HALF = 1 << 31
+_WORD = 1 << 32
+
+
+def _descending_key(values: Tensor) -> Tensor | None:
+    """int64 key in ``[0, 2**32)`` whose ascending order is the descending order of float32 ``values``.
+
+    Uses the IEEE-754 bit pattern (non-negative floats order like their bits, negative ones in
+    reverse), so one integer sort replaces a float sort plus a second stable sort. ``None``
+    for other dtypes: a float64 value cannot be packed next to a query number in 64 bits.
+    """
+    if values.dtype != torch.float32:
+        return None
+    bits = (values + 0.0).view(torch.int32).long()  # + 0.0 turns -0.0 into 0.0: equal scores, equal keys
+    return torch.where(bits >= 0, (_HALF - 1) - bits, bits + _WORD)
+
+
+def _fits_half_word(major: Tensor) -> bool:
+    """Whether ``major`` lies in ``[-2**31, 2**31)``, so ``major * 2**32 + key`` cannot overflow int64."""
+    if major.dtype in (torch.int8, torch.uint8, torch.int16, torch.int32):
+        return True
+    low, high = torch.aminmax(major)
+    return bool((low >= -_HALF) & (high < _HALF))  # synchronises
+
+
+def _starts(sorted_values: Tensor) -> Tensor:
+    """True where a sorted sequence takes a new value (and at 0): the starts of its runs."""
+    start = torch.ones_like(sorted_values, dtype=torch.bool)
+    start[1:] = sorted_values[1:] != sorted_values[:-1]
+    return start
+
+
+def _lex_sort(major: Tensor, minor: Tensor, prior: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    """Stable sort by ``major`` ascending, then ``minor`` descending.
+
+    Elements equal in both keep the order of ``prior`` (a permutation), or the input order.
+    Returns the permutation and, in sorted order, the starts of the runs of equal ``major``
+    and of equal (``major``, ``minor``).
+    """
+    minor_key = _descending_key(minor)
+    if minor_key is not None and _fits_half_word(major):
+        key = major.long() * _WORD + minor_key
+        key, order = torch.sort(key if prior is None else key[prior], stable=True)
+        order = order if prior is None else prior[order]
+        return order, _starts(key >> 32), _starts(key)  # >> floors, so negative majors come back exactly
+    order = prior
+    for values, descending in ((minor, True), (major, False)):
+        step = torch.sort(values if order is None else values[order], descending=descending, stable=True).indices
+        order = step if order is None else order[step]
+    new_major = _starts(major[order])
+    return order, new_major, new_major | _starts(minor[order])
+
+
+def _run_firsts(start: Tensor) -> Tensor:
+    """Number of run ``r`` (0-based, from the run starts) and flat index of each element's run start."""
+    run = torch.cumsum(start, dim=0) - 1
+    size = torch.zeros_like(run).index_add_(0, run, torch.ones_like(run))
+    return run, (torch.cumsum(size, dim=0) - size)[run]
+
+
+def prepare_segments(
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    *,
+    gain: d.Gain,
+    ties: str,
+    validate: bool,
+) -> Segments:
+    """Check the flat inputs and rank every query segment (tie-aware, no loop over queries).
+
+    ``ties="first"`` ranks the earlier item of the flat input first; ``"worst"``/``"best"``
+    rank tied items by ascending/descending relevance.
+    """
+    check_option("ties", ties, TIES)
+    float_scores = as_float_scores("scores", scores)
+    check_relevance_dtype("relevance", relevance)
+    check_ids("indexes", indexes)
+    check_same_shape("scores", scores, "relevance", relevance)
+    check_same_shape("scores", scores, "indexes", indexes)
+    if scores.dim() != 1:
+        raise ValueError(f"scores, relevance and indexes must be 1-D [T], got shape {tuple(scores.shape)}")
+    if scores.shape[0] == 0:
+        raise ValueError("scores is empty (T = 0): there is no query to evaluate")
+    dtype = d.compute_dtype(scores, relevance)
+    if validate:
+        check_score_values("scores", float_scores, None)
+        check_relevance_values("relevance", relevance, None)
+        d.check_exp2_range(relevance, gain, dtype)
+
+    prior = None
+    if ties in ("worst", "best"):
+        prior = torch.sort(relevance.to(dtype), descending=ties == "best", stable=True).indices
+    order, query_start, group_start = _lex_sort(indexes, float_scores, prior)
+    real_relevance = relevance[order].to(dtype)
+    gains = d.gains(real_relevance, gain, dtype)
+    hits = (real_relevance > 0).to(dtype)
+
+    query, query_first = _run_firsts(query_start)
+    count = int(query[-1]) + 1  # the one synchronisation: the output has one value per query
+    flat = torch.arange(scores.shape[0], device=scores.device)
+    hits_seen = torch.cumsum(hits.long(), dim=0) - hits.long()  # exact integer counts
+    if ties == "average":
+        group, group_first = _run_firsts(group_start)
+        group_gain = torch.zeros_like(gains).index_add_(0, group, gains)[group]
+        group_size = torch.zeros_like(gains).index_add_(0, group, torch.ones_like(gains))[group]
+        group_hits = torch.zeros_like(hits).index_add_(0, group, hits)[group]
+    else:
+        group_first, group_gain, group_size, group_hits = flat, gains, torch.ones_like(gains), hits
+    slots = Slots(
+        position=(flat - query_first).to(dtype),
+        group_gain=group_gain,
+        group_size=group_size,
+        group_hits=group_hits,
+        group_start=(group_first - query_first).to(dtype),
+        hits_before=(hits_seen[group_first] - hits_seen[query_first]).to(dtype),
+    )
+    size = gains.new_zeros(count, 1).index_add_(0, query, torch.ones_like(gains)[:, None])
+    relevant = gains.new_zeros(count, 1).index_add_(0, query, hits[:, None])
+    return Segments(slots, query, count, gains, size, relevant)
+
+
+def _depth(cutoffs: Cutoffs, total: int) -> int:
+    """Deepest rank any cutoff reaches (``total`` items bound every query's length)."""
+    return min(total, max(total if k is None else k for k in cutoffs))
+
+
+def _discount_of(position: Tensor, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
+    """Discount of every 0-based ``position``; positions beyond the deepest cutoff get any finite value."""
+    depth = _depth(cutoffs, position.shape[0])
+    table = d.discounts(depth, discount, position.dtype, position.device)
+    return table[position.long().clamp(max=depth - 1)]
+
+
+def _idcg(segments: Segments, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
+    """``[Q, C]`` ideal DCG: each query's gains sorted in decreasing order, then discounted."""
+    gains = segments.gains
+    # Zero gains add nothing wherever they rank, and with no negative gain (possible only from a
+    # callable) they rank last: sorting just the positive gains gives the same sums, much faster.
+    keep = gains > 0
+    if bool((gains < 0).any()):  # synchronises
+        keep = torch.ones_like(keep)
+    kept = keep.nonzero().squeeze(1)
+    query, gains = segments.query[kept], gains[kept]
+    order = _lex_sort(query, gains)[0]
+    # query is already sorted, so sorting by (query, gain) only reorders the gains within each query.
+    _, first = _run_firsts(_starts(query))
+    position = (torch.arange(query.shape[0], device=query.device) - first).to(gains.dtype)
+    terms = gains[order] * _discount_of(position, cutoffs, discount)
+    return _segment_sums(terms, position, query, segments.count, cutoffs)
+
+
+def _finish(values: Tensor, many: bool, reduction: str) -> Tensor:
+    if not many:
+        values = values.squeeze(-1)
+    return reduce(values, reduction, cutoff_dim=many)
+
+
+def _dcg_idcg(
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    k: d.Cutoff,
+    gain: d.Gain,
+    discount: d.Discount,
+    ties: str,
+    validate: bool,
+    ideal: bool,
+) -> tuple[Tensor, Tensor | None, bool]:
+    segments = prepare_segments(scores, relevance, indexes, gain=gain, ties=ties, validate=validate)
+    cutoffs, many = d.resolve_cutoffs(k)
+    discounts = _discount_of(segments.slots.position, cutoffs, discount)
+    dcg_k = segments.sum(expected_gain(segments.slots) * discounts, cutoffs)
+    idcg_k = _idcg(segments, cutoffs, discount) if ideal else None
+    return dcg_k, idcg_k, many
+
+
+def grouped_ndcg(
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    k: d.Cutoff = None,
+    *,
+    gain: d.Gain = "linear",
+    discount: d.Discount = "log2",
+    ties: str = "average",
+    empty: str = "zero",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""NDCG@k of every query of a flat batch, ``DCG@k / IDCG@k`` per distinct value of ``indexes``.
+
+    Args:
+        scores: ``[T]`` model scores (higher ranks first).
+        relevance: ``[T]`` labels ≥ 0.
+        indexes: ``[T]`` integer query id of each item; any order, any query size.
+        k, gain, discount, empty, reduction, validate: as in :func:`torch_ndcg.ndcg`;
+            ``reduction="none"`` gives ``[Q]`` (or ``[Q, C]``) in ascending index order.
+        ties: as in :func:`torch_ndcg.ndcg`; ``"first"`` ranks the earlier item of the flat input
+            first.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> scores = torch.tensor([0.9, 0.2, 0.8, 0.1, 0.4])
+        >>> relevance = torch.tensor([0, 1, 1, 2, 0])
+        >>> tn.grouped_ndcg(scores, relevance, torch.tensor([7, 3, 7, 3, 7]), reduction="none")
+        tensor([0.8597, 0.6309])
+    """
+    dcg_k, idcg_k, many = _dcg_idcg(scores, relevance, indexes, k, gain, discount, ties, validate, True)
+    is_empty = idcg_k == 0
+    values = dcg_k / torch.where(is_empty, torch.ones_like(idcg_k), idcg_k)
+    return _finish(apply_empty(values, is_empty, empty), many, reduction)
+
+
+def grouped_dcg(
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    k: d.Cutoff = None,
+    *,
+    gain: d.Gain = "linear",
+    discount: d.Discount = "log2",
+    ties: str = "average",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""DCG@k of every query of a flat batch (options as in :func:`grouped_ndcg`).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.grouped_dcg(torch.tensor([3., 2., 1.]), torch.tensor([3, 2, 3]), torch.zeros(3, dtype=torch.long), k=2)
+        tensor(4.2619)
+    """
+    dcg_k, _, many = _dcg_idcg(scores, relevance, indexes, k, gain, discount, ties, validate, False)
+    return _finish(dcg_k, many, reduction)
+
+
+def grouped_mrr(
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    k: d.Cutoff = None,
+    *,
+    ties: str = "average",
+    empty: str = "zero",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""Reciprocal rank of the first item with relevance > 0 in each query's top ``k`` (0 if none).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> scores = torch.tensor([3., 2., 1., 3., 2., 1.])
+        >>> tn.grouped_mrr(scores, torch.tensor([0, 1, 0, 1, 0, 0]), torch.tensor([0, 0, 0, 1, 1, 1]))
+        tensor(0.7500)
+    """
+    segments = prepare_segments(scores, relevance, indexes, gain="linear", ties=ties, validate=validate)
+    cutoffs, many = d.resolve_cutoffs(k)
+    slots = segments.slots
+    values = segments.sum(first_hit_probability(slots) / (slots.position + 1), cutoffs)
+    is_empty = (segments.relevant == 0).expand_as(values)
+    return _finish(apply_empty(values, is_empty, empty), many, reduction)
+
+
+def _companion_values(name: str, segments: Segments, cutoffs: Cutoffs) -> tuple[Tensor, Tensor]:
+    """Precision, recall, hit rate or AP per query, with the normalisers of ``dense.binary_metric``.
+
+    Precision divides by ``k`` (the query's size for ``k=None``), recall by R, AP@k by
+    ``min(R, k)`` (R for ``k=None``); a query with R = 0 is empty.
+    """
+    slots = segments.slots
+    relevant = segments.relevant
+    safe_relevant = relevant.clamp(min=1)
+    is_empty = (relevant == 0).expand(-1, len(cutoffs))
+    per_slot: dict[str, Callable[[Slots], Tensor]] = {
+        "precision": hit_probability,
+        "recall": hit_probability,
+        "hit_rate": first_hit_probability,
+        "average_precision": precision_term,
+    }
+    sums = segments.sum(per_slot[name](slots), cutoffs)
+    if name == "precision":
+        norm = torch.cat([segments.size if c is None else torch.full_like(segments.size, c) for c in cutoffs], -1)
+    elif name == "recall":
+        norm = safe_relevant
+    elif name == "average_precision":
+        norm = torch.cat([safe_relevant if c is None else safe_relevant.clamp(max=c) for c in cutoffs], -1)
+    else:
+        norm = torch.ones_like(safe_relevant)
+    return sums / norm, is_empty
+
+
+def _companion(
+    name: str,
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    k: d.Cutoff,
+    ties: str,
+    empty: str,
+    reduction: str,
+    validate: bool,
+) -> Tensor:
+    segments = prepare_segments(scores, relevance, indexes, gain="linear", ties=ties, validate=validate)
+    cutoffs, many = d.resolve_cutoffs(k)
+    values, is_empty = _companion_values(name, segments, cutoffs)
+    return _finish(apply_empty(values, is_empty, empty), many, reduction)
+
+
+def grouped_precision(
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    k: d.Cutoff = None,
+    *,
+    ties: str = "average",
+    empty: str = "zero",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""Precision@k per query: :math:`\frac{1}{k}\sum_{i=1}^{k} [rel_{(i)} > 0]` (``k=None``: the query's size).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.grouped_precision(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]), torch.zeros(3, dtype=torch.long), k=2)
+        tensor(0.5000)
+    """
+    return _companion("precision", scores, relevance, indexes, k, ties, empty, reduction, validate)
+
+
+def grouped_recall(
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    k: d.Cutoff = None,
+    *,
+    ties: str = "average",
+    empty: str = "zero",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""Recall@k per query: relevant items in the top ``k`` over the query's relevant items R.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.grouped_recall(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]), torch.zeros(3, dtype=torch.long), k=2)
+        tensor(0.5000)
+    """
+    return _companion("recall", scores, relevance, indexes, k, ties, empty, reduction, validate)
+
+
+def grouped_hit_rate(
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    k: d.Cutoff = None,
+    *,
+    ties: str = "average",
+    empty: str = "zero",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""HitRate@k per query: 1 if any of the top ``k`` items has relevance > 0.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.grouped_hit_rate(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]), torch.zeros(3, dtype=torch.long), k=1)
+        tensor(0.)
+    """
+    return _companion("hit_rate", scores, relevance, indexes, k, ties, empty, reduction, validate)
+
+
+def grouped_average_precision(
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    k: d.Cutoff = None,
+    *,
+    ties: str = "average",
+    empty: str = "zero",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""AP@k per query: :math:`\frac{1}{\min(R, k)} \sum_{i=1}^{k} [rel_{(i)} > 0]\,\mathrm{P@i}` (R for ``k=None``).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.grouped_average_precision(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]), torch.zeros(3, dtype=torch.long))
+        tensor(0.5833)
+    """
+    return _companion("average_precision", scores, relevance, indexes, k, ties, empty, reduction, validate)

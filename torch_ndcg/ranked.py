@@ -1,0 +1,459 @@
+"""Ranked-list (recommender) form: a recommended list of item ids against a ground truth of ids.
+
+A query is a ranked list ``ranked_ids[b]`` (best first) and a ground truth ``target_ids[b]`` with
+``target_relevance[b]`` (or relevance 1 for every target: implicit feedback). Items of the truth
+that were never recommended still count in the ideal DCG. A ranked list has no ties, so each
+rank is one slot of a :class:`~torch_ndcg.slots.Slots` with group size 1 and the dense
+form's per-slot terms and conventions apply unchanged.
+
+Conventions (as in the seeds' ``calc_ndcg`` and the TriRank implicit example):
+
+* ``k=None`` is each list's own length (padding excluded); the ideal ranking is cut at the same
+  length. An explicit ``k`` cuts both the list and the ideal ranking at ``k``, even for lists
+  shorter than ``k`` (a short list is not given a smaller ideal, just as precision still divides
+  by ``k``).
+* A recommended id missing from the truth has gain 0.
+* A duplicated id in one ranked list counts at its first position only; later copies keep their
+  rank (the list is not shortened) but gain nothing and are not hits.
+* ``pad_id`` marks padding in both tensors, at any position; padding in a ranked list is removed
+  before ranking (``[A, pad, B]`` ranks ``B`` second).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from . import definitions as d
+from .dense import binary_metric, sum_to_cutoffs
+from .ranking import _top
+from .reduction import apply_empty, reduce
+from .slots import Slots, expected_gain, first_hit_probability
+from .validation import check_ids, check_list_length, check_relevance_dtype, check_relevance_values
+
+Cutoffs = tuple[int | None, ...]
+
+
+@dataclass(frozen=True)
+class RankedLists:
+    """Ranked lists looked up in their ground truth, flattened to ``[B, ...]`` in the compute dtype."""
+
+    slots: Slots  # [B, K]: rank r of list b holds its r-th real (non-pad) recommended item
+    target_gains: Tensor  # [B, M], 0 at padding
+    listed: Tensor  # [B, 1] real items in each ranked list
+    relevant: Tensor  # [B, 1] targets with relevance > 0
+    batch_shape: torch.Size
+
+    def row_cutoffs(self, cutoffs: Cutoffs) -> Tensor:
+        """``[B, C]`` cutoff of every list: ``k``, or the list's own length where ``k`` is None."""
+        listed = self.listed.long()
+        return torch.cat([listed if k is None else torch.full_like(listed, k) for k in cutoffs], dim=-1)
+
+
+def _check_pad_id(pad_id: object) -> int:
+    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
+        raise TypeError(f"pad_id must be an int, got {pad_id!r}")
+    return pad_id
+
+
+def _check_unique_targets(sorted_ids: Tensor, pad_id: int) -> None:
+    """Two relevances for one item make the metric ambiguous (synchronises)."""
+    same = (sorted_ids[..., 1:] == sorted_ids[..., :-1]) & (sorted_ids[..., 1:] != pad_id)
+    if bool(same.any()):
+        raise ValueError(
+            "target_ids has an id twice in one row; each ground-truth item needs exactly one "
+            "relevance (merge the duplicates, or pad them with pad_id)"
+        )
+
+
+def prepare_ranked(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None,
+    *,
+    pad_id: int,
+    gain: d.Gain,
+    validate: bool,
+) -> RankedLists:
+    """Check the inputs and look every recommended id up in its row's ground truth.
+
+    Targets are sorted once per row and found with a batched ``searchsorted``:
+    O((K + M) log M) per row, never a ``[B, K, M]`` comparison.
+    """
+    check_ids("ranked_ids", ranked_ids)
+    check_ids("target_ids", target_ids)
+    pad_id = _check_pad_id(pad_id)
+    if ranked_ids.dim() < 1 or target_ids.dim() < 1:
+        raise ValueError("ranked_ids and target_ids must have shape [..., K] and [..., M], got a scalar")
+    if ranked_ids.shape[:-1] != target_ids.shape[:-1]:
+        raise ValueError(
+            "ranked_ids [..., K] and target_ids [..., M] must share their leading (query) dimensions, "
+            f"got {tuple(ranked_ids.shape)} and {tuple(target_ids.shape)}"
+        )
+    check_list_length("ranked_ids", ranked_ids)
+    if target_relevance is not None:
+        check_relevance_dtype("target_relevance", target_relevance)
+        if target_relevance.shape != target_ids.shape:
+            raise ValueError(
+                "target_relevance must have the shape of target_ids "
+                f"{tuple(target_ids.shape)}, got {tuple(target_relevance.shape)}"
+            )
+    batch_shape = ranked_ids.shape[:-1]
+    ranked = ranked_ids.reshape(-1, ranked_ids.shape[-1]).long()
+    target = target_ids.reshape(-1, target_ids.shape[-1]).long()
+    dtype = d.compute_dtype(target_relevance)
+    if target_relevance is None:
+        relevance = torch.ones(target.shape, dtype=dtype, device=target.device)
+    else:
+        relevance = target_relevance.reshape(target.shape)
+    if target.shape[-1] == 0:
+        # No ground truth in any row: one padding column keeps the lookup well-defined.
+        target = torch.full((target.shape[0], 1), pad_id, dtype=torch.long, device=target.device)
+        relevance = torch.zeros(target.shape, dtype=dtype, device=target.device)
+    is_target = target != pad_id
+    if validate:
+        check_relevance_values("target_relevance", relevance, is_target)
+        d.check_exp2_range(relevance[is_target], gain, dtype)
+    relevance = torch.where(is_target, relevance.to(dtype), torch.zeros((), dtype=dtype, device=target.device))
+    # where(), not multiplication: a callable gain may give label 0 (or padding) a non-zero gain.
+    gains = torch.where(is_target, d.gains(relevance, gain, dtype), torch.zeros_like(relevance))
+    hits = (relevance > 0).to(dtype)
+
+    sorted_ids, order = torch.sort(target, dim=-1)
+    if validate:
+        _check_unique_targets(sorted_ids, pad_id)
+    width = ranked.shape[-1]
+    at = torch.searchsorted(sorted_ids, ranked).clamp(max=sorted_ids.shape[-1] - 1)
+    is_item = ranked != pad_id
+    found = is_item & (sorted_ids.gather(-1, at) == ranked)
+    # Only the first copy of a recommended id earns its gain: the lowest column that found each target.
+    column = torch.arange(width, device=ranked.device).expand_as(ranked)
+    first_column = torch.full_like(sorted_ids, width).scatter_reduce_(
+        -1, at, torch.where(found, column, width), reduce="amin"
+    )
+    first = found & (first_column.gather(-1, at) == column)
+    zero = torch.zeros((), dtype=dtype, device=ranked.device)
+    item_gains = torch.where(first, gains.gather(-1, order).gather(-1, at), zero)
+    item_hits = torch.where(first, hits.gather(-1, order).gather(-1, at), zero)
+
+    # Drop padding: the r-th real item of a row goes to slot r; padding lands in a spare last slot.
+    slot = torch.where(is_item, torch.cumsum(is_item, dim=-1) - 1, width)
+    spare = torch.zeros(ranked.shape[0], width + 1, dtype=dtype, device=ranked.device)
+    slot_gains = spare.scatter(-1, slot, item_gains)[:, :width]
+    slot_hits = spare.scatter(-1, slot, item_hits)[:, :width]
+    position = torch.arange(width, dtype=dtype, device=ranked.device).expand_as(slot_gains)
+    slots = Slots(
+        position=position,
+        group_gain=slot_gains,
+        group_size=torch.ones_like(slot_gains),
+        group_hits=slot_hits,
+        group_start=position,
+        hits_before=torch.cumsum(slot_hits, dim=-1) - slot_hits,
+    )
+    listed = is_item.sum(-1, keepdim=True).to(dtype)
+    relevant = hits.sum(-1, keepdim=True)
+    return RankedLists(slots, gains, listed, relevant, batch_shape)
+
+
+def _finish(values: Tensor, lists: RankedLists, many: bool, reduction: str) -> Tensor:
+    values = values.reshape(*lists.batch_shape, values.shape[-1])
+    if not many:
+        values = values.squeeze(-1)
+    return reduce(values, reduction, cutoff_dim=many)
+
+
+def _discounts(lists: RankedLists, depth: int, discount: d.Discount) -> Tensor:
+    gains = lists.target_gains
+    return d.discounts(depth, discount, gains.dtype, gains.device)
+
+
+def _dcg_at(lists: RankedLists, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
+    # Slots past a list's length hold nothing, so k=None (the list's length) sums every slot.
+    terms = expected_gain(lists.slots) * _discounts(lists, lists.slots.position.shape[-1], discount)
+    return sum_to_cutoffs(terms, cutoffs)
+
+
+def _idcg_at(lists: RankedLists, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
+    row_cutoffs = lists.row_cutoffs(cutoffs)
+    targets = lists.target_gains.shape[-1]
+    depth = min(targets, max(lists.slots.position.shape[-1] if k is None else k for k in cutoffs))
+    ideal = _top(lists.target_gains, depth).values * _discounts(lists, depth, discount)
+    # Per-row cutoffs (k=None differs by list): index a cumulative sum that starts with the empty sum.
+    totals = torch.nn.functional.pad(torch.cumsum(ideal, dim=-1), (1, 0))
+    return totals.gather(-1, row_cutoffs.clamp(max=depth))
+
+
+def ranked_ndcg(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    gain: d.Gain = "linear",
+    discount: d.Discount = "log2",
+    empty: str = "zero",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""NDCG@k of recommended lists against their ground truth.
+
+    .. math::
+        \mathrm{NDCG@k} = \frac{\sum_{i=1}^{k} \mathrm{gain}(rel(id_i))\,\mathrm{discount}(i)}
+                               {\sum_{i=1}^{\min(k, M)} \mathrm{gain}(rel^{*}_{(i)})\,\mathrm{discount}(i)}
+
+    where :math:`rel(id)` is the id's relevance in the truth (0 if absent) and
+    :math:`rel^{*}_{(i)}` the truth's labels in decreasing order (see the module docstring for
+    ``k=None``, duplicates and padding).
+
+    Args:
+        ranked_ids: ``[..., K]`` integer item ids, best first, padded with ``pad_id``.
+        target_ids: ``[..., M]`` integer ids of the ground truth, padded with ``pad_id``; an id
+            may appear once per row.
+        target_relevance: ``[..., M]`` labels ≥ 0 of ``target_ids``; ``None`` = implicit
+            feedback, every target has relevance 1.
+        k: cutoff, ``None`` (each list's own length) or a sequence of cutoffs (adds a trailing
+            dimension).
+        pad_id: the id that marks padding in both tensors.
+        gain, discount, empty, reduction, validate: as in :func:`torch_ndcg.ndcg`.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked_ndcg(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]), k=5)
+        tensor(0.6509)
+    """
+    lists = prepare_ranked(ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain=gain, validate=validate)
+    cutoffs, many = d.resolve_cutoffs(k)
+    dcg_k = _dcg_at(lists, cutoffs, discount)
+    idcg_k = _idcg_at(lists, cutoffs, discount)
+    is_empty = idcg_k == 0
+    values = dcg_k / torch.where(is_empty, torch.ones_like(idcg_k), idcg_k)
+    return _finish(apply_empty(values, is_empty, empty), lists, many, reduction)
+
+
+def ranked_dcg(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    gain: d.Gain = "linear",
+    discount: d.Discount = "log2",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""DCG@k of recommended lists: :math:`\sum_{i=1}^{k} \mathrm{gain}(rel(id_i))\,\mathrm{discount}(i)`.
+
+    Options as in :func:`ranked_ndcg`.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked_dcg(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]))
+        tensor(1.0616)
+    """
+    lists = prepare_ranked(ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain=gain, validate=validate)
+    cutoffs, many = d.resolve_cutoffs(k)
+    return _finish(_dcg_at(lists, cutoffs, discount), lists, many, reduction)
+
+
+def ranked_mrr(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    empty: str = "zero",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""Reciprocal rank of the first recommended id that is in the truth, within the top ``k`` (0 if none).
+
+    Every non-pad id of ``target_ids`` counts as relevant; a row without any is handled by
+    ``empty``.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked_mrr(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]))
+        tensor(0.5000)
+    """
+    lists = prepare_ranked(ranked_ids, target_ids, None, pad_id=pad_id, gain="linear", validate=validate)
+    cutoffs, many = d.resolve_cutoffs(k)
+    slots = lists.slots
+    values = sum_to_cutoffs(first_hit_probability(slots) / (slots.position + 1), cutoffs)
+    is_empty = (lists.relevant == 0).expand_as(values)
+    return _finish(apply_empty(values, is_empty, empty), lists, many, reduction)
+
+
+def _companion(
+    name: str,
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None,
+    k: d.Cutoff,
+    pad_id: int,
+    empty: str,
+    reduction: str,
+    validate: bool,
+) -> Tensor:
+    """Binary companions with the dense conventions: a target with relevance > 0 is relevant."""
+    lists = prepare_ranked(ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain="linear", validate=validate)
+    cutoffs, many = d.resolve_cutoffs(k)
+    values, is_empty = binary_metric(name, lists.slots, cutoffs, lists.relevant, lists.listed)
+    return _finish(apply_empty(values, is_empty, empty), lists, many, reduction)
+
+
+def ranked_precision(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    empty: str = "zero",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""Precision@k: relevant ids among the top ``k``, divided by ``k`` (``k=None``: the list's length).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked_precision(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]), k=2)
+        tensor(0.5000)
+    """
+    return _companion("precision", ranked_ids, target_ids, target_relevance, k, pad_id, empty, reduction, validate)
+
+
+def ranked_recall(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    empty: str = "zero",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""Recall@k: relevant ids among the top ``k``, divided by all relevant targets R.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked_recall(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]), k=2)
+        tensor(0.5000)
+    """
+    return _companion("recall", ranked_ids, target_ids, target_relevance, k, pad_id, empty, reduction, validate)
+
+
+def ranked_hit_rate(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    empty: str = "zero",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""HitRate@k: 1 if any of the top ``k`` ids is relevant, else 0.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked_hit_rate(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]), k=1)
+        tensor(0.)
+    """
+    return _companion("hit_rate", ranked_ids, target_ids, target_relevance, k, pad_id, empty, reduction, validate)
+
+
+def ranked_average_precision(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    empty: str = "zero",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""AP@k: :math:`\frac{1}{\min(R, k)} \sum_{i=1}^{k} [id_i\ \text{relevant}]\,\mathrm{P@i}`.
+
+    With ``k=None`` the normaliser is R, all relevant targets (trec_eval's AP of the list), as in
+    :func:`torch_ndcg.average_precision`.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked_average_precision(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]))
+        tensor(0.5000)
+    """
+    return _companion(
+        "average_precision", ranked_ids, target_ids, target_relevance, k, pad_id, empty, reduction, validate
+    )
+
+
+def from_lists(
+    predict_lists: Sequence[Sequence[Hashable]],
+    ground_truths: Sequence[Mapping[Hashable, float] | Iterable[Hashable]],
+    *,
+    dtype: torch.dtype = torch.float64,
+    device: torch.device | str | None = None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Python lists of ids (any hashable: strings, ints, …) → padded tensors for the ranked metrics.
+
+    Args:
+        predict_lists: one recommended list per query, best first.
+        ground_truths: one truth per query: a mapping ``id -> relevance``, or an iterable of ids
+            (implicit feedback: relevance 1; repeated ids count once).
+        dtype: relevance dtype; float64 keeps Python floats exact.
+        device: where the tensors go.
+
+    Returns:
+        ``(ranked [B, K] long, target [B, M] long, relevance [B, M])`` padded with ``-1``. Ids are
+        numbered in order of first appearance; ``K`` and ``M`` are at least 1.
+
+    Example:
+        >>> import torch_ndcg as tn
+        >>> ranked, target, rel = tn.from_lists([["A", "B"]], [{"B": 1.0, "C": 0.5}])
+        >>> ranked, target, rel
+        (tensor([[0, 1]]), tensor([[1, 2]]), tensor([[1.0000, 0.5000]], dtype=torch.float64))
+    """
+    if len(predict_lists) != len(ground_truths):
+        raise ValueError(
+            f"predict_lists and ground_truths must have one entry per query, got {len(predict_lists)} "
+            f"and {len(ground_truths)}"
+        )
+    numbers: dict[Hashable, int] = {}
+
+    def number(item: Hashable) -> int:
+        return numbers.setdefault(item, len(numbers))
+
+    ranked, targets, labels = [], [], []
+    for i, (predicted, truth) in enumerate(zip(predict_lists, ground_truths)):
+        if isinstance(predicted, (str, bytes)) or not isinstance(predicted, Iterable):
+            raise TypeError(f"predict_lists[{i}] must be a list of ids, got {type(predicted).__name__}")
+        if isinstance(truth, (str, bytes)) or not isinstance(truth, Iterable):
+            raise TypeError(
+                f"ground_truths[{i}] must be a dict id -> relevance or an iterable of ids, "
+                f"got {type(truth).__name__}"
+            )
+        relevance = dict(truth) if isinstance(truth, Mapping) else dict.fromkeys(truth, 1.0)
+        ranked.append([number(item) for item in predicted])
+        targets.append([number(item) for item in relevance])
+        labels.append(list(relevance.values()))
+
+    def padded(rows: list[list], fill: float, kind: torch.dtype) -> Tensor:
+        width = max([1, *map(len, rows)])
+        try:
+            return torch.tensor([row + [fill] * (width - len(row)) for row in rows], dtype=kind, device=device)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"ground-truth relevances must be real numbers ({error})") from None
+
+    shape = (len(ranked), 1)
+    if not ranked:
+        empty_ids = torch.full(shape, -1, dtype=torch.long, device=device)
+        return empty_ids, empty_ids.clone(), torch.zeros(shape, dtype=dtype, device=device)
+    return padded(ranked, -1, torch.long), padded(targets, -1, torch.long), padded(labels, 0.0, dtype)
