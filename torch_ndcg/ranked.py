@@ -102,8 +102,9 @@ def prepare_ranked(
                 f"{tuple(target_ids.shape)}, got {tuple(target_relevance.shape)}"
             )
     batch_shape = ranked_ids.shape[:-1]
-    ranked = ranked_ids.reshape(-1, ranked_ids.shape[-1]).long()
-    target = target_ids.reshape(-1, target_ids.shape[-1]).long()
+    rows = batch_shape.numel()
+    ranked = ranked_ids.reshape(rows, ranked_ids.shape[-1]).long()
+    target = target_ids.reshape(rows, target_ids.shape[-1]).long()
     dtype = d.compute_dtype(target_relevance)
     if target_relevance is None:
         relevance = torch.ones(target.shape, dtype=dtype, device=target.device)

@@ -1,0 +1,169 @@
+"""The flat grouped form: agreement with the dense form on the same data, torchmetrics parity, bad input."""
+
+import pytest
+import torch
+from dense_reference import DEVICES
+from torchmetrics.retrieval import RetrievalNormalizedDCG
+
+import torch_ndcg as tn
+from torch_ndcg.grouped import _descending_key
+
+METRICS = ("ndcg", "dcg", "mrr", "precision", "recall", "hit_rate", "average_precision")
+TIES = ("average", "first", "worst", "best")
+EMPTY = ("zero", "one", "skip")
+
+
+def random_batch(batch=30, n=10, device="cpu"):
+    """Scores with many ties, graded labels, padding anywhere, some queries with nothing relevant."""
+    scores = torch.randint(-2, 3, (batch, n)).float()
+    relevance = torch.randint(0, 4, (batch, n)) * (torch.rand(batch, n) < 0.5)
+    relevance[:3] = 0
+    mask = torch.rand(batch, n) < 0.8
+    mask[torch.arange(batch), torch.randint(0, n, (batch,))] = True  # a grouped query has ≥ 1 item
+    return scores.to(device), relevance.to(device), mask.to(device)
+
+
+def flatten(scores, relevance, mask, index_of_row):
+    """Real items of dense rows as one flat batch in a random interleaving of the rows.
+
+    Each row's items keep their relative order, so ``ties="first"`` means the same in both forms.
+    """
+    rows = torch.arange(scores.shape[0], device=scores.device)[:, None].expand(scores.shape)[mask]
+    # A random sequence of row labels with the right multiplicities; the j-th occurrence of a row
+    # receives that row's j-th item.
+    slots_by_row = torch.sort(rows[torch.randperm(rows.shape[0], device=rows.device)], stable=True).indices
+    take = torch.empty_like(slots_by_row)
+    take[slots_by_row] = torch.arange(rows.shape[0], device=rows.device)
+    return scores[mask][take], relevance[mask][take], index_of_row[rows[take]]
+
+
+def assert_close(actual, expected):
+    torch.testing.assert_close(actual, expected.to(actual.dtype), equal_nan=True, rtol=1e-5, atol=1e-6)
+
+
+def call(name, form, scores, relevance, extra, k, ties, empty, reduction="none", gain=None):
+    options = dict(ties=ties, reduction=reduction)
+    if name != "dcg":
+        options["empty"] = empty
+    if gain is not None:
+        options["gain"] = gain
+    fn = getattr(tn, name if form == "dense" else f"grouped_{name}")
+    return fn(scores, relevance, **extra, k=k, **options) if form == "dense" else fn(scores, relevance, extra, k=k, **options)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("k", [None, 1, 3, (2, 5, 40)])
+def test_every_metric_agrees_with_dense(device, ties, k):
+    scores, relevance, mask = random_batch(device=device)
+    # Increasing but gappy, negative ids: reduction="none" follows ascending index order.
+    index_of_row = torch.arange(scores.shape[0], device=device) * 7 - 50
+    flat = flatten(scores, relevance, mask, index_of_row)
+    for name in METRICS:
+        for empty in EMPTY:
+            expected = call(name, "dense", scores, relevance, {"mask": mask}, k, ties, empty)
+            assert_close(call(name, "grouped", *flat, k, ties, empty), expected)
+
+
+@pytest.mark.parametrize("gain", ["linear", "exp2", lambda r: r * r])
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.int64])
+def test_ndcg_agrees_with_dense_for_gains_and_score_dtypes(gain, dtype):
+    # float64 and int64 scores take the two-sort path, float16/float32 the packed-key sort.
+    scores, relevance, mask = random_batch()
+    flat = flatten(scores.to(dtype), relevance, mask, torch.arange(scores.shape[0]))
+    for k in (None, 4):
+        expected = tn.ndcg(scores.to(dtype), relevance, k, mask=mask, gain=gain, reduction="none")
+        assert_close(tn.grouped_ndcg(*flat, k, gain=gain, reduction="none"), expected)
+
+
+def test_negative_gains_from_a_callable_rank_after_the_zeros():
+    scores, relevance, _ = random_batch()
+    shift = lambda r: r - 1.0  # noqa: E731  (label 0 → gain -1)
+    flat = scores.reshape(-1), relevance.reshape(-1), torch.arange(scores.shape[0]).repeat_interleave(scores.shape[1])
+    for k in (None, 3, 8):
+        assert_close(
+            tn.grouped_dcg(*flat, k, gain=shift, reduction="none"),
+            tn.dcg(scores, relevance, k, gain=shift, reduction="none"),
+        )
+        assert_close(
+            tn.grouped_ndcg(*flat, k, gain=shift, reduction="none"),
+            tn.ndcg(scores, relevance, k, gain=shift, reduction="none"),
+        )
+
+
+def test_index_values_order_and_reductions():
+    scores, relevance, mask = random_batch()
+    batch = scores.shape[0]
+    expected = tn.ndcg(scores, relevance, 5, mask=mask, reduction="none")
+    # Decreasing ids: ascending index order reverses the rows. Ids beyond 32 bits and int32 ids.
+    for index_of_row in (-torch.arange(batch), torch.arange(batch) * 2**40, torch.arange(batch, dtype=torch.int32)):
+        flat = flatten(scores, relevance, mask, index_of_row)
+        values = tn.grouped_ndcg(*flat, 5, reduction="none")
+        assert_close(values, expected if index_of_row[1] > index_of_row[0] else expected.flip(0))
+    flat = flatten(scores, relevance, mask, torch.arange(batch))
+    for reduction in ("mean", "sum"):
+        for empty in ("zero", "skip"):
+            assert_close(
+                tn.grouped_ndcg(*flat, 5, empty=empty, reduction=reduction),
+                tn.ndcg(scores, relevance, 5, mask=mask, empty=empty, reduction=reduction),
+            )
+    assert_close(tn.grouped_ndcg(*flat, 5, validate=False), tn.ndcg(scores, relevance, 5, mask=mask))
+    with pytest.raises(ValueError, match="empty='error'"):
+        tn.grouped_ndcg(*flat, empty="error")
+
+
+def test_queries_of_very_different_sizes():
+    # One long query and many single-item ones: nothing is padded to the longest query.
+    scores = torch.cat([torch.randn(5000).round(), torch.randn(300)])
+    relevance = torch.cat([torch.randint(0, 3, (5000,)), torch.ones(300, dtype=torch.long)])
+    indexes = torch.cat([torch.zeros(5000, dtype=torch.long), torch.arange(1, 301)])
+    values = tn.grouped_ndcg(scores, relevance, indexes, reduction="none")
+    assert values.shape == (301,)
+    assert_close(values[:1], tn.ndcg(scores[:5000], relevance[:5000])[None])
+    assert torch.all(values[1:] == 1)
+
+
+def test_matches_torchmetrics_retrieval_ndcg():
+    scores, relevance, mask = random_batch(batch=20, n=12)
+    relevance[:3, 0] = 1  # torchmetrics scores empty queries 0 by default, as empty="zero" does
+    mask[:3, 0] = True
+    flat = flatten(scores, relevance, mask, torch.arange(20))
+    for k in (3, 10):
+        reference = RetrievalNormalizedDCG(top_k=k)(flat[0], flat[1], indexes=flat[2])
+        assert tn.grouped_ndcg(*flat, k).item() == pytest.approx(reference.item(), abs=1e-6)
+
+
+def test_descending_key_orders_floats_like_a_descending_sort():
+    values = torch.tensor([0.0, -0.0, 1.5, -1.5, float("inf"), -float("inf"), 1e-40, -1e-40, 3.0, 3.0, -2.0])
+    key = _descending_key(values)
+    assert key.min() >= 0 and key.max() < 2**32
+    assert torch.equal(values[torch.sort(key, stable=True).indices], torch.sort(values, descending=True, stable=True).values)
+    assert key[0] == key[1]  # 0.0 and -0.0 are one tie group
+
+
+def test_bad_input():
+    scores, relevance, indexes = torch.tensor([0.5, 0.2]), torch.tensor([1, 0]), torch.tensor([0, 0])
+    with pytest.raises(ValueError, match="same shape"):
+        tn.grouped_ndcg(scores, relevance[:1], indexes)
+    with pytest.raises(ValueError, match="same shape"):
+        tn.grouped_ndcg(scores, relevance, indexes[:1])
+    with pytest.raises(ValueError, match="1-D"):
+        tn.grouped_ndcg(scores[None], relevance[None], indexes[None])
+    with pytest.raises(TypeError, match="indexes must be an integer tensor"):
+        tn.grouped_ndcg(scores, relevance, indexes.float())
+    with pytest.raises(ValueError, match="T = 0"):
+        tn.grouped_ndcg(scores[:0], relevance[:0], indexes[:0])
+    with pytest.raises(ValueError, match="NaN"):
+        tn.grouped_mrr(torch.tensor([float("nan"), 0.2]), relevance, indexes)
+    with pytest.raises(ValueError, match="negative or NaN"):
+        tn.grouped_recall(scores, torch.tensor([1, -1]), indexes)
+    with pytest.raises(ValueError, match="ties must be one of"):
+        tn.grouped_ndcg(scores, relevance, indexes, ties="random")
+    with pytest.raises(ValueError, match="k must be ≥ 1"):
+        tn.grouped_precision(scores, relevance, indexes, k=0)
+    with pytest.raises(ValueError, match="empty must be one of"):
+        tn.grouped_hit_rate(scores, relevance, indexes, empty="nan")
+    with pytest.raises(ValueError, match="reduction must be one of"):
+        tn.grouped_average_precision(scores, relevance, indexes, reduction="avg")
+    with pytest.raises(ValueError, match="discount must be one of"):
+        tn.grouped_dcg(scores, relevance, indexes, discount="log10")
