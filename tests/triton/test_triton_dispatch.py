@@ -36,11 +36,11 @@ def test_cpu_tensor_without_interpreter_is_a_value_error(monkeypatch: pytest.Mon
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     assert not tt.available(torch.zeros(3))
     with pytest.raises(ValueError, match="needs CUDA tensors"):
-        tt.approx_ranks(torch.zeros(1, 3), torch.ones(1, 3, dtype=torch.bool), 1.0)
+        tt.kernels_for(torch.zeros(1, 3))
 
 
 def test_missing_triton_is_an_import_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "triton", None)
     assert not tt.available(torch.zeros(3))
     with pytest.raises(ImportError, match="pip install triton"):
-        tt.approx_ranks(torch.zeros(1, 3), torch.ones(1, 3, dtype=torch.bool), 1.0)
+        tt.kernels_for(torch.zeros(1, 3))

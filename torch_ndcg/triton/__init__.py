@@ -10,6 +10,7 @@ interpreter, which the CPU tests use).
 from __future__ import annotations
 
 import os
+from types import ModuleType
 
 from torch import Tensor
 
@@ -48,9 +49,12 @@ def require(tensor: Tensor, name: str = "scores") -> None:
         )
 
 
-def approx_ranks(scores: Tensor, valid: Tensor, temperature: float) -> Tensor:
-    """ApproxNDCG's approximate ranks, differentiable; see :func:`torch_ndcg.triton.approx.approx_ranks`."""
-    require(scores)
-    from .approx import approx_ranks as kernel
+def kernels_for(tensor: Tensor, name: str = "scores") -> ModuleType:
+    """The module of Triton block primitives (:mod:`.ops`) for ``tensor``, after :func:`require`.
 
-    return kernel(scores, valid, temperature)
+    It has the functions, and signatures, of :mod:`torch_ndcg.losses.kernels`.
+    """
+    require(tensor, name)
+    from . import ops
+
+    return ops

@@ -1,0 +1,66 @@
+"""The Triton Sinkhorn primitives equal the streaming PyTorch ones (torch_ndcg.losses.kernels)."""
+
+import pytest
+import torch
+from kernel_setup import DEVICE
+
+from torch_ndcg.losses import kernels as torch_ops
+from torch_ndcg.triton import sinkhorn as triton_ops
+
+SIZES = [1, 7, 33, 64]
+DTYPES = [torch.float32, torch.float64]
+
+
+def close(got, expected) -> None:
+    """1e-5 relative in float32 (to the result's scale: entries are sums with cancellation)."""
+    for g, e in zip(got, expected):
+        if e is None:
+            assert g is None
+            continue
+        tol = 1e-5 if e.dtype == torch.float32 else 1e-11
+        scale = e[torch.isfinite(e)].abs().max().item() if torch.isfinite(e).any() else 1.0
+        torch.testing.assert_close(g, e, rtol=tol, atol=tol * max(scale, 1.0))
+
+
+def vectors(n: int, dtype: torch.dtype, count: int = 4) -> list[torch.Tensor]:
+    # Rounded y gives ties; -inf in z drops columns anywhere, and the middle list has none at all.
+    x, y, z, *rest = [torch.randn(3, n, dtype=torch.float64) for _ in range(count)]
+    y = y.round(decimals=1)
+    z[torch.rand(3, n) < 0.3] = -torch.inf
+    z[1] = -torch.inf
+    return [t.to(DEVICE, dtype) for t in (x, y, z, *rest)]
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("block", [None, (16, 16)])
+def test_lse_outer(n: int, dtype: torch.dtype, block) -> None:
+    x, y, z, h = vectors(n, dtype)
+    close(triton_ops.lse_outer(x, y, z, h, block=block), torch_ops.lse_outer(x, y, z, h))
+    close(triton_ops.lse_outer(x, y, z, block=block), torch_ops.lse_outer(x, y, z))
+    f, m = triton_ops.lse_outer(x, y, z, h, block=block)
+    assert (f[1] == -torch.inf).all() and (m[1] == 0).all()
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("block", [None, (16, 16)])
+def test_lse_outer_backward(n: int, dtype: torch.dtype, block) -> None:
+    x, y, z, h, grad_f, grad_m = vectors(n, dtype, count=6)
+    f, m = torch_ops.lse_outer(x, y, z, h)
+    f[0, 0] = torch.inf  # a row the caller dropped
+    expected = torch_ops.lse_outer_backward(x, y, z, f, grad_f, h, m, grad_m)
+    close(triton_ops.lse_outer_backward(x, y, z, f, grad_f, h, m, grad_m, block=block), expected)
+    expected = torch_ops.lse_outer_backward(x, y, z, f, grad_f)
+    close(triton_ops.lse_outer_backward(x, y, z, f, grad_f, block=block), expected)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_abs_diff_sum_and_backward(n: int, dtype: torch.dtype) -> None:
+    _, s, _, grad_a = vectors(n, dtype)
+    valid = (torch.rand(3, n, device=DEVICE) > 0.3).to(dtype)
+    for block in (None, (16, 16)):
+        close([triton_ops.abs_diff_sum(s, valid, block=block)], [torch_ops.abs_diff_sum(s, valid)])
+        got = triton_ops.abs_diff_sum_backward(s, valid, grad_a, block=block)
+        close([got], [torch_ops.abs_diff_sum_backward(s, valid, grad_a)])
