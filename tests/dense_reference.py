@@ -11,6 +11,14 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 
+import pytest
+import torch
+
+# The conftest's ``cuda`` marker, restated: ``from conftest import cuda`` is ambiguous once a
+# test subfolder has a conftest.py of its own (tests/examples/ does).
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+DEVICES = ["cpu", pytest.param("cuda", marks=[cuda, pytest.mark.cuda])]
+
 METRICS = ("ndcg", "dcg", "cg", "mrr", "precision", "recall", "hit_rate", "average_precision")
 
 

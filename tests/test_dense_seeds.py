@@ -9,12 +9,10 @@ from math import log2
 import numpy as np
 import pytest
 import torch
-from conftest import cuda
+from dense_reference import DEVICES
 from sklearn.metrics import dcg_score, ndcg_score
 
 import torch_ndcg as tn
-
-DEVICES = ["cpu", pytest.param("cuda", marks=cuda)]
 
 
 def in_order(n: int, device: str = "cpu") -> torch.Tensor:

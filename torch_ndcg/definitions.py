@@ -67,10 +67,6 @@ def compute_dtype(*tensors: Tensor | None) -> torch.dtype:
     return torch.float32
 
 
-# Largest label whose 2**rel is finite: beyond this exp2 gains overflow to inf.
-_EXP2_MAX_LABEL = {torch.float32: 127.0, torch.float64: 1023.0}
-
-
 def gains(relevance: Tensor, gain: Gain, dtype: torch.dtype) -> Tensor:
     """Gain of every item, in ``dtype``; masked items must be zeroed by the caller.
 
@@ -86,14 +82,21 @@ def gains(relevance: Tensor, gain: Gain, dtype: torch.dtype) -> Tensor:
     return values.to(dtype)
 
 
-def check_exp2_range(relevance: Tensor, gain: Gain, dtype: torch.dtype) -> None:
-    """Refuse labels whose exp2 gain is not finite in ``dtype`` (synchronises with the device)."""
+def check_exp2_range(relevance: Tensor, gain: Gain, dtype: torch.dtype, length: int | None = None) -> None:
+    """Refuse labels whose exp2 gains would overflow a DCG in ``dtype`` (synchronises with the device).
+
+    A DCG adds at most ``length`` gains with discounts ≤ 1, so every sum stays finite while
+    ``length * 2**rel`` does: labels up to ``max_exponent - 1 - ceil(log2(length))`` (124 for a
+    float32 list of 5 items). ``length`` is the list length, by default the last dimension.
+    """
     if gain == "exp2" and relevance.numel() > 0:
-        limit = _EXP2_MAX_LABEL[dtype]
+        n = max(relevance.shape[-1] if length is None else length, 1)
+        max_exponent = math.frexp(torch.finfo(dtype).max)[1]  # 128 for float32, 1024 for float64
+        limit = max_exponent - 1 - math.ceil(math.log2(n))
         if bool((relevance.to(torch.float64) > limit).any()):
             raise ValueError(
-                f"relevance labels above {limit:g} overflow gain='exp2' in {dtype}; "
-                "pass float64 relevance (labels up to 1023) or use gain='linear'"
+                f"relevance labels above {limit} overflow gain='exp2' in {dtype} for lists of {n} "
+                "items; pass float64 relevance (labels up to about 1000) or use gain='linear'"
             )
 
 

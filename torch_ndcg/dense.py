@@ -62,13 +62,16 @@ def prepare_lists(
     if validate:
         check_score_values("scores", float_scores, mask)
         check_relevance_values("relevance", relevance, mask)
-        d.check_exp2_range(relevance if mask is None else relevance[mask], gain, dtype)
+        d.check_exp2_range(relevance if mask is None else relevance[mask], gain, dtype, scores.shape[-1])
     real_relevance = relevance.to(dtype)
     if mask is not None:
         # where(), not multiplication: masked labels may be NaN or negative.
         real_relevance = torch.where(mask, real_relevance, torch.zeros_like(real_relevance))
         float_scores = float_scores.masked_fill(~mask, -torch.inf)
     gains = d.gains(real_relevance, gain, dtype)
+    if mask is not None:
+        # A callable gain may give label 0 a non-zero gain: padding must still add nothing.
+        gains = torch.where(mask, gains, torch.zeros_like(gains))
     hits = (real_relevance > 0).to(dtype)
     return DenseLists(float_scores, gains, hits, real_relevance, dtype)
 
