@@ -223,9 +223,10 @@ class _ScoredMetric(_Accumulated):
         if mask is not None:
             scores, relevance, indexes = scores[mask], relevance[mask], indexes[mask]
         scores = as_float_scores("scores", scores)
-        if self.validate:
+        if self.validate:  # here, where the bad batch is known; compute() then skips the checks
             check_score_values("scores", scores, None)
             check_relevance_values("relevance", relevance, None)
+            d.check_exp2_range(relevance, self._options.get("gain", "linear"), self.dtype)
         self.flat_scores.append(scores.reshape(-1).to(self.dtype))
         self.flat_relevance.append(relevance.reshape(-1).to(self.dtype))
         self.flat_indexes.append(indexes.reshape(-1).long())
@@ -245,7 +246,7 @@ class _ScoredMetric(_Accumulated):
             raise ValueError(_MIXED)
         values = _kernel("grouped", self._metric)(
             _cat(self.flat_scores), _cat(self.flat_relevance), indexes, self.cutoffs,
-            reduction="none", validate=self.validate, **self._options,
+            reduction="none", validate=False, **self._options,
         )
         return self._result(*_sum_and_count(values.reshape(values.shape[0], -1)))
 

@@ -1,0 +1,166 @@
+"""Stateful NDCG@10 in a validation loop: our metric classes against torchmetrics' RetrievalNormalizedDCG.
+
+``python -m torch_ndcg.bench metrics [--quick] [--batches 1000] [--tm-batches 100]``
+
+A loop of ``--batches`` batches of 64 queries × 200 items (graded labels 0–4, about 30% non-zero)
+calls ``update`` on every batch and ``compute`` once. Cases: our ``NDCG(k=10)`` on dense
+``[64, 200]`` batches, the same class on the flat ``indexes`` form, and torchmetrics
+``RetrievalNormalizedDCG(top_k=10)`` on the flat form. Each case runs in its own subprocess so
+that its memory is its own:
+
+* *state*: bytes held by the metric's state tensors after the loop (torchmetrics' lists too);
+* *peak RSS Δ*: the process' peak resident memory after the loop minus its peak before the loop
+  (``getrusage`` ``ru_maxrss``; the batches are generated before the baseline).
+
+torchmetrics is slow, so it runs ``--tm-batches`` batches and its time and memory are scaled
+linearly to ``--batches`` (marked "extrapolated"); its compute loops over queries in Python, so
+both grow linearly in the number of queries. The batches cycle through a pool of distinct
+batches whose size divides every run length, so every case reports the same mean (the "value"
+column checks that the cases agree). The dense form's state is also shown after 10, 100 and
+1,000 batches: it must not grow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import torch
+
+CASES = ("dense", "flat", "torchmetrics")
+
+
+def _pool(size: int, queries: int, items: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    generator = torch.Generator().manual_seed(0)
+    pool = []
+    for _ in range(size):
+        scores = torch.rand(queries, items, generator=generator)
+        labels = torch.randint(1, 5, (queries, items), generator=generator)
+        labels = labels * (torch.rand(queries, items, generator=generator) < 0.3)
+        pool.append((scores, labels))
+    return pool
+
+
+def _state_bytes(metric: object) -> int:
+    total = 0
+    for name in metric._defaults:  # the names of a torchmetrics Metric's states
+        value = getattr(metric, name)
+        for tensor in value if isinstance(value, list) else [value]:
+            total += tensor.numel() * tensor.element_size()
+    return total
+
+
+def _peak_rss() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+
+
+def _worker(case: str, batches: int, pool_size: int, queries: int, items: int) -> dict:
+    """Run one case in this process; return time, value and memory at 10, 100, … batches."""
+    pool = _pool(pool_size, queries, items)
+    if case == "torchmetrics":
+        from torchmetrics.retrieval import RetrievalNormalizedDCG
+
+        metric = RetrievalNormalizedDCG(top_k=10)
+    else:
+        from torch_ndcg.metrics import NDCG
+
+        metric = NDCG(k=10)
+    local_ids = torch.arange(queries).unsqueeze(-1).expand(queries, items).reshape(-1)
+
+    def update(metric: object, step: int) -> None:
+        scores, labels = pool[step % pool_size]
+        if case == "dense":
+            metric.update(scores, labels)
+        else:
+            metric.update(scores.reshape(-1), labels.reshape(-1), indexes=local_ids + step * queries)
+
+    warm_up = metric.clone()  # first calls allocate caches and load kernels: not the loop's memory
+    update(warm_up, 0)
+    warm_up.compute()
+    del warm_up
+    checkpoints = {n for n in (10, 100, 1000) if n <= batches} | {batches}
+    memory = {}
+    baseline = _peak_rss()
+    start = time.perf_counter()
+    for step in range(batches):
+        update(metric, step)
+        if step + 1 in checkpoints:
+            memory[step + 1] = (_state_bytes(metric), _peak_rss() - baseline)
+    value = float(metric.compute())
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "value": value, "memory": memory, "peak": _peak_rss() - baseline}
+
+
+def _run(case: str, batches: int, args: argparse.Namespace) -> dict:
+    if args.inline:
+        return _worker(case, batches, args.pool, args.queries, args.items)
+    command = [
+        sys.executable, "-m", "torch_ndcg.bench.metrics", "--worker", case, "--batches", str(batches),
+        "--pool", str(args.pool), "--queries", str(args.queries), "--items", str(args.items),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["memory"] = {int(n): tuple(v) for n, v in result["memory"].items()}
+    return result
+
+
+def _mib(n: float) -> str:
+    return f"{n / 2**20:,.2f} MiB" if n >= 2**17 else f"{n:,.0f} B"
+
+
+def main(quick: bool = False, argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench metrics")
+    parser.add_argument("--batches", type=int, default=20 if quick else 1000)
+    parser.add_argument("--tm-batches", type=int, default=5 if quick else 100)
+    parser.add_argument("--pool", type=int, default=5 if quick else 25, help="distinct batches cycled")
+    parser.add_argument("--queries", type=int, default=8 if quick else 64)
+    parser.add_argument("--items", type=int, default=50 if quick else 200)
+    parser.add_argument("--inline", action="store_true", default=quick,
+                        help="run every case in this process (default with --quick): faster, memory mixed")
+    args = parser.parse_args(argv or [])
+    if args.batches % args.pool or args.tm_batches % args.pool:
+        parser.error("--pool must divide --batches and --tm-batches (so that every case has the same mean)")
+
+    results = {case: _run(case, args.tm_batches if case == "torchmetrics" else args.batches, args)
+               for case in CASES}
+    scale = args.batches / args.tm_batches
+    tm_seconds = results["torchmetrics"]["seconds"] * scale
+    print(f"NDCG@10 validation loop: {args.batches} batches × {args.queries} queries × {args.items} items, "
+          f"update per batch + one compute; torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"torchmetrics ran {args.tm_batches} batches; its time and memory are extrapolated ×{scale:g}.")
+    header = f"{'case':<40} {'wall (s)':>10} {'vs torchmetrics':>16} {'state after loop':>17} {'peak RSS Δ':>12} {'value':>8}"
+    print(header)
+    print("-" * len(header))
+    names = {
+        "dense": "torch_ndcg NDCG(k=10), dense [B, N]",
+        "flat": "torch_ndcg NDCG(k=10), flat + indexes",
+        "torchmetrics": "torchmetrics RetrievalNormalizedDCG(10)*",
+    }
+    for case in CASES:
+        r = results[case]
+        factor = scale if case == "torchmetrics" else 1.0
+        seconds = r["seconds"] * factor
+        state = r["memory"][max(r["memory"])][0] * factor
+        print(f"{names[case]:<40} {seconds:>10.3f} {tm_seconds / seconds:>15.1f}× {_mib(state):>17} "
+              f"{_mib(r['peak'] * factor):>12} {r['value']:>8.5f}")
+    print("* extrapolated linearly from the batches it ran")
+    print()
+    print("state bytes / peak RSS Δ after n batches (flat in n = constant memory):")
+    for case in ("dense", "flat"):
+        cells = ", ".join(f"n={n}: {_mib(s)} / {_mib(p)}" for n, (s, p) in sorted(results[case]["memory"].items()))
+        print(f"  {case:<6} {cells}")
+
+
+if __name__ == "__main__":
+    worker = argparse.ArgumentParser()
+    worker.add_argument("--worker", choices=CASES, required=True)
+    worker.add_argument("--batches", type=int, required=True)
+    worker.add_argument("--pool", type=int, required=True)
+    worker.add_argument("--queries", type=int, required=True)
+    worker.add_argument("--items", type=int, required=True)
+    w = worker.parse_args()
+    print(json.dumps(_worker(w.worker, w.batches, w.pool, w.queries, w.items)))
