@@ -87,6 +87,13 @@ def _fits_half_word(major: Tensor) -> bool:
     return bool((low >= -_HALF) & (high < _HALF))  # synchronises
 
 
+def _take(values: Tensor, index: Tensor) -> Tensor:
+    """``values[index]`` for 1-D tensors. ``index_select`` is 3–4× faster than advanced indexing
+    on one CPU thread, and advanced indexing enters a parallel region even for small inputs,
+    which stalls for ~16 ms on a busy 2-core machine (torch 2.13)."""
+    return values.index_select(0, index)
+
+
 def _starts(sorted_values: Tensor) -> Tensor:
     """True where a sorted sequence takes a new value (and at 0): the starts of its runs."""
     start = torch.ones_like(sorted_values, dtype=torch.bool)
@@ -104,22 +111,22 @@ def _lex_sort(major: Tensor, minor: Tensor, prior: Tensor | None = None) -> tupl
     minor_key = _descending_key(minor)
     if minor_key is not None and _fits_half_word(major):
         key = major.long() * _WORD + minor_key
-        key, order = torch.sort(key if prior is None else key[prior], stable=True)
-        order = order if prior is None else prior[order]
+        key, order = torch.sort(key if prior is None else _take(key, prior), stable=True)
+        order = order if prior is None else _take(prior, order)
         return order, _starts(key >> 32), _starts(key)  # >> floors, so negative majors come back exactly
     order = prior
     for values, descending in ((minor, True), (major, False)):
-        step = torch.sort(values if order is None else values[order], descending=descending, stable=True).indices
-        order = step if order is None else order[step]
-    new_major = _starts(major[order])
-    return order, new_major, new_major | _starts(minor[order])
+        step = torch.sort(values if order is None else _take(values, order), descending=descending, stable=True).indices
+        order = step if order is None else _take(order, step)
+    new_major = _starts(_take(major, order))
+    return order, new_major, new_major | _starts(_take(minor, order))
 
 
 def _run_firsts(start: Tensor) -> Tensor:
     """Number of run ``r`` (0-based, from the run starts) and flat index of each element's run start."""
     run = torch.cumsum(start, dim=0) - 1
     size = torch.zeros_like(run).index_add_(0, run, torch.ones_like(run))
-    return run, (torch.cumsum(size, dim=0) - size)[run]
+    return run, _take(torch.cumsum(size, dim=0) - size, run)
 
 
 def prepare_segments(
@@ -156,7 +163,7 @@ def prepare_segments(
     if ties in ("worst", "best"):
         prior = torch.sort(relevance.to(dtype), descending=ties == "best", stable=True).indices
     order, query_start, group_start = _lex_sort(indexes, float_scores, prior)
-    real_relevance = relevance[order].to(dtype)
+    real_relevance = _take(relevance, order).to(dtype)
     gains = d.gains(real_relevance, gain, dtype)
     hits = (real_relevance > 0).to(dtype)
 
@@ -166,9 +173,9 @@ def prepare_segments(
     hits_seen = torch.cumsum(hits.long(), dim=0) - hits.long()  # exact integer counts
     if ties == "average":
         group, group_first = _run_firsts(group_start)
-        group_gain = torch.zeros_like(gains).index_add_(0, group, gains)[group]
-        group_size = torch.zeros_like(gains).index_add_(0, group, torch.ones_like(gains))[group]
-        group_hits = torch.zeros_like(hits).index_add_(0, group, hits)[group]
+        group_gain = _take(torch.zeros_like(gains).index_add_(0, group, gains), group)
+        group_size = _take(torch.zeros_like(gains).index_add_(0, group, torch.ones_like(gains)), group)
+        group_hits = _take(torch.zeros_like(hits).index_add_(0, group, hits), group)
     else:
         group_first, group_gain, group_size, group_hits = flat, gains, torch.ones_like(gains), hits
     slots = Slots(
@@ -177,7 +184,7 @@ def prepare_segments(
         group_size=group_size,
         group_hits=group_hits,
         group_start=(group_first - query_first).to(dtype),
-        hits_before=(hits_seen[group_first] - hits_seen[query_first]).to(dtype),
+        hits_before=(_take(hits_seen, group_first) - _take(hits_seen, query_first)).to(dtype),
     )
     size = gains.new_zeros(count, 1).index_add_(0, query, torch.ones_like(gains)[:, None])
     relevant = gains.new_zeros(count, 1).index_add_(0, query, hits[:, None])
@@ -193,7 +200,7 @@ def _discount_of(position: Tensor, cutoffs: Cutoffs, discount: d.Discount) -> Te
     """Discount of every 0-based ``position``; positions beyond the deepest cutoff get any finite value."""
     depth = _depth(cutoffs, position.shape[0])
     table = d.discounts(depth, discount, position.dtype, position.device)
-    return table[position.long().clamp(max=depth - 1)]
+    return _take(table, position.long().clamp(max=depth - 1))
 
 
 def _idcg(segments: Segments, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
@@ -205,12 +212,12 @@ def _idcg(segments: Segments, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
     if bool((gains < 0).any()):  # synchronises
         keep = torch.ones_like(keep)
     kept = keep.nonzero().squeeze(1)
-    query, gains = segments.query[kept], gains[kept]
+    query, gains = _take(segments.query, kept), _take(gains, kept)
     order = _lex_sort(query, gains)[0]
     # query is already sorted, so sorting by (query, gain) only reorders the gains within each query.
     _, first = _run_firsts(_starts(query))
     position = (torch.arange(query.shape[0], device=query.device) - first).to(gains.dtype)
-    terms = gains[order] * _discount_of(position, cutoffs, discount)
+    terms = _take(gains, order) * _discount_of(position, cutoffs, discount)
     return _segment_sums(terms, position, query, segments.count, cutoffs)
 
 

@@ -1,0 +1,12 @@
+"""Smoke test: the eval benchmark runs end to end on tiny sizes and every reference agrees with us."""
+
+from torch_ndcg.bench import eval as eval_bench
+
+
+def test_eval_benchmark_quick_runs_and_agrees(capsys):
+    eval_bench.main(quick=True, argv=[])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if "×" in line and ("torch_ndcg" in line or "torchmetrics" in line or "scikit" in line)]
+    assert len(rows) >= 8  # 2 cases × (dense, grouped, torchmetrics, scikit-learn)
+    assert "FAIL" not in out
+    assert out.count(" ok |Δ|") >= 8
