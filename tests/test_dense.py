@@ -258,3 +258,15 @@ def test_validation_is_what_synchronises():
     with pytest.raises(torch._dynamo.exc.TorchDynamoException, match="(?i)graph break|data-dependent"):
         compiled(scores.float(), relevance)
     torch._dynamo.reset()
+
+
+@pytest.mark.parametrize(("n", "hits", "k"), [(1000, 1, 10), (100_000, 10, 10), (20_000, 1000, 50)])
+def test_huge_tie_group_in_float32(n, hits, k):
+    # Every item tied: HitRate@k = 1 − C(n−k, R)/C(n, R) and RR@k = Σ_{i≤k} C(n−i, R−1)/C(n, R)/i.
+    scores, relevance = torch.zeros(n), torch.zeros(n)
+    relevance[:hits] = 1
+    total = math.comb(n, hits)
+    want_hit = 1 - math.comb(n - k, hits) / total
+    want_rr = sum(math.comb(n - i, hits - 1) / total / i for i in range(1, k + 1))
+    assert tn.hit_rate(scores, relevance, k).item() == pytest.approx(want_hit, rel=1e-6)
+    assert tn.mrr(scores, relevance, k).item() == pytest.approx(want_rr, rel=1e-6)

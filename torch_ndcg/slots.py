@@ -57,14 +57,17 @@ def first_hit_probability(slots: Slots) -> Tensor:
     ``g`` of that group placed uniformly at random, the first of them sits at offset ``j`` with
     probability ``C(g-1-j, r-1) / C(g, r)`` for ``0 ≤ j ≤ g - r``.
     """
-    g, r = slots.group_size, slots.group_hits
-    j = slots.position - slots.group_start
+    # The difference of lgammas of large, close arguments cancels: in float32 a tie group of
+    # 100,000 items put MRR off by 7 %. Counts are exact integers, so widen them to float64.
+    wide = torch.float64
+    g, r = slots.group_size.to(wide), slots.group_hits.to(wide)
+    j = (slots.position - slots.group_start).to(wide)
     possible = (slots.hits_before == 0) & (r > 0) & (j <= g - r)
     # Clamp arguments so lgamma stays finite where the term is masked out anyway.
     r_safe = torch.where(possible, r, torch.ones_like(r))
     n = torch.where(possible, g - 1 - j, r_safe - 1)
     log_p = _log_binomial(n, r_safe - 1) - _log_binomial(g, r_safe)
-    return torch.where(possible, torch.exp(log_p), torch.zeros_like(log_p))
+    return torch.where(possible, torch.exp(log_p), torch.zeros_like(log_p)).to(slots.group_size.dtype)
 
 
 def precision_term(slots: Slots) -> Tensor:
