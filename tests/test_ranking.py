@@ -1,0 +1,98 @@
+"""Dense lists → slots (torch_ndcg.ranking): tie groups, tie breaking, and the topk path."""
+
+import pytest
+import torch
+
+from torch_ndcg.ranking import rank_slots
+
+FIELDS = ("position", "group_gain", "group_size", "group_hits", "group_start", "hits_before")
+
+
+def slots_of(scores, relevance, depth, ties, mask=None):
+    """What dense.prepare_lists hands to rank_slots: -inf and zero labels at padding."""
+    scores = torch.as_tensor(scores, dtype=torch.float64)
+    relevance = torch.as_tensor(relevance, dtype=torch.float64)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, -torch.inf)
+        relevance = torch.where(mask, relevance, torch.zeros_like(relevance))
+    return rank_slots(scores, relevance * 10, (relevance > 0).double(), relevance, depth, ties)
+
+
+def as_lists(slots):
+    return {field: getattr(slots, field).tolist() for field in FIELDS}
+
+
+def test_average_tie_groups():
+    # Sorted: 3 (items 1, 2, 4: labels 0, 2, 1), then 2 (item 3: label 1), then 1 (item 0: label 3).
+    got = as_lists(slots_of([1.0, 3.0, 3.0, 2.0, 3.0], [3.0, 0.0, 2.0, 1.0, 1.0], 5, "average"))
+    assert got == {
+        "position": [0, 1, 2, 3, 4],
+        "group_gain": [30, 30, 30, 10, 30],
+        "group_size": [3, 3, 3, 1, 1],
+        "group_hits": [2, 2, 2, 1, 1],
+        "group_start": [0, 0, 0, 3, 4],
+        "hits_before": [0, 0, 0, 2, 3],
+    }
+
+
+@pytest.mark.parametrize(
+    ("ties", "labels"),
+    [("first", [2.0, 0.0, 3.0]), ("worst", [0.0, 1.0, 2.0]), ("best", [4.0, 3.0, 2.0])],
+)
+def test_broken_ties_order_the_group(ties, labels):
+    relevance = [2.0, 0.0, 3.0, 1.0, 4.0]
+    for depth in (3, 5):  # through topk (depth < N) and the full sort
+        got = slots_of([1.0] * 5, relevance, depth, ties)
+        assert got.group_gain[:3].tolist() == [10 * v for v in labels]
+        assert got.group_size.tolist() == [1.0] * depth
+        assert got.group_start.tolist() == got.position.tolist()
+        hits = (got.group_hits > 0).double()
+        assert got.hits_before.tolist() == (torch.cumsum(hits, 0) - hits).tolist()
+
+
+def test_straddling_group_is_counted_whole():
+    # depth 2 cuts the group of four 5s: its size, gain and hits count every member in the row.
+    scores = [5.0, 1.0, 5.0, 9.0, 5.0, 5.0]
+    relevance = [1.0, 4.0, 0.0, 0.0, 2.0, 3.0]
+    got = as_lists(slots_of(scores, relevance, 2, "average"))
+    assert got["group_size"] == [1, 4]
+    assert got["group_gain"] == [0, 60]
+    assert got["group_hits"] == [0, 3]
+    assert got["group_start"] == [0, 1]
+
+
+@pytest.mark.parametrize("ties", ["average", "first", "worst", "best"])
+@pytest.mark.parametrize("depth", [1, 3, 7])
+def test_topk_path_equals_the_full_sort(ties, depth):
+    g = torch.Generator().manual_seed(depth)
+    scores = torch.randint(0, 3, (16, 24), generator=g).double()
+    relevance = torch.randint(0, 3, (16, 24), generator=g).double()
+    mask = torch.rand(16, 24, generator=g) < 0.8
+    partial = slots_of(scores, relevance, depth, ties, mask)
+    full = slots_of(scores, relevance, 24, ties, mask)
+    for field in FIELDS:
+        torch.testing.assert_close(getattr(partial, field), getattr(full, field)[..., :depth], msg=field)
+
+
+@pytest.mark.parametrize("ties", ["average", "worst", "best"])
+def test_slots_do_not_depend_on_the_item_order(ties):
+    # Which tied members topk or sort return must not matter (for "first" the index is the rule).
+    g = torch.Generator().manual_seed(0)
+    scores = torch.randint(0, 3, (8, 30), generator=g).double()
+    relevance = torch.randint(0, 4, (8, 30), generator=g).double()
+    perm = torch.randperm(30, generator=g)
+    for depth in (4, 30):
+        before = slots_of(scores, relevance, depth, ties)
+        after = slots_of(scores[:, perm], relevance[:, perm], depth, ties)
+        for field in FIELDS:
+            torch.testing.assert_close(getattr(after, field), getattr(before, field), msg=field)
+
+
+@pytest.mark.parametrize("ties", ["average", "first", "worst", "best"])
+def test_padding_ranks_last_with_nothing(ties):
+    mask = torch.tensor([False, True, False, True, True])
+    got = slots_of([9.0, 1.0, 9.0, 1.0, 0.5], [5.0, 1.0, 5.0, 0.0, 2.0], 5, ties, mask)
+    assert got.group_gain[3:].tolist() == [0.0, 0.0]
+    assert got.group_hits[3:].tolist() == [0.0, 0.0]
+    # The real items' gains (10, 0, 20), all within the first 3 slots.
+    assert (got.group_gain / got.group_size)[:3].sum().item() == 30.0
