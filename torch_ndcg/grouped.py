@@ -7,8 +7,9 @@ segment in rank order; tie groups are runs of equal score inside a segment. The 
 :class:`~torch_ndcg.slots.Slots` carry the same per-slot statistics as the dense form, so the
 same tie-exact terms apply, and per-query values are segment sums (``index_add_``).
 
-The number of queries is data-dependent, so the grouped form synchronises with the device once
-to size its output (in addition to value validation, which ``validate=False`` turns off).
+Output sizes here are data-dependent (the number of queries, the items with a positive gain),
+so unlike the dense form the grouped form synchronises with the device a few times even with
+``validate=False``; it is meant for evaluation, not for graph-captured code.
 """
 
 from __future__ import annotations
@@ -122,11 +123,12 @@ def _lex_sort(major: Tensor, minor: Tensor, prior: Tensor | None = None) -> tupl
     return order, new_major, new_major | _starts(_take(minor, order))
 
 
-def _run_firsts(start: Tensor) -> Tensor:
-    """Number of run ``r`` (0-based, from the run starts) and flat index of each element's run start."""
+def _runs(start: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Runs of a sorted sequence, from their starts: each element's run number (0-based), the
+    flat index of its run's first element, and the size of every run (``[T]``, first runs used)."""
     run = torch.cumsum(start, dim=0) - 1
     size = torch.zeros_like(run).index_add_(0, run, torch.ones_like(run))
-    return run, _take(torch.cumsum(size, dim=0) - size, run)
+    return run, _take(torch.cumsum(size, dim=0) - size, run), size
 
 
 def prepare_segments(
@@ -167,14 +169,14 @@ def prepare_segments(
     gains = d.gains(real_relevance, gain, dtype)
     hits = (real_relevance > 0).to(dtype)
 
-    query, query_first = _run_firsts(query_start)
-    count = int(query[-1]) + 1  # the one synchronisation: the output has one value per query
+    query, query_first, query_size = _runs(query_start)
+    count = int(query[-1]) + 1  # synchronises: the output has one value per query
     flat = torch.arange(scores.shape[0], device=scores.device)
     hits_seen = torch.cumsum(hits.long(), dim=0) - hits.long()  # exact integer counts
     if ties == "average":
-        group, group_first = _run_firsts(group_start)
+        group, group_first, group_size = _runs(group_start)
         group_gain = _take(torch.zeros_like(gains).index_add_(0, group, gains), group)
-        group_size = _take(torch.zeros_like(gains).index_add_(0, group, torch.ones_like(gains)), group)
+        group_size = _take(group_size, group).to(dtype)
         group_hits = _take(torch.zeros_like(hits).index_add_(0, group, hits), group)
     else:
         group_first, group_gain, group_size, group_hits = flat, gains, torch.ones_like(gains), hits
@@ -186,7 +188,7 @@ def prepare_segments(
         group_start=(group_first - query_first).to(dtype),
         hits_before=(_take(hits_seen, group_first) - _take(hits_seen, query_first)).to(dtype),
     )
-    size = gains.new_zeros(count, 1).index_add_(0, query, torch.ones_like(gains)[:, None])
+    size = query_size[:count, None].to(dtype)
     relevant = gains.new_zeros(count, 1).index_add_(0, query, hits[:, None])
     return Segments(slots, query, count, gains, size, relevant)
 
@@ -215,7 +217,7 @@ def _idcg(segments: Segments, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
     query, gains = _take(segments.query, kept), _take(gains, kept)
     order = _lex_sort(query, gains)[0]
     # query is already sorted, so sorting by (query, gain) only reorders the gains within each query.
-    _, first = _run_firsts(_starts(query))
+    _, first, _ = _runs(_starts(query))
     position = (torch.arange(query.shape[0], device=query.device) - first).to(gains.dtype)
     terms = _take(gains, order) * _discount_of(position, cutoffs, discount)
     return _segment_sums(terms, position, query, segments.count, cutoffs)

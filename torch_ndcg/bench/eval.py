@@ -1,6 +1,6 @@
 """Exact NDCG@10: this library's dense and grouped forms against torchmetrics and scikit-learn.
 
-``python -m torch_ndcg.bench eval [--quick] [--repeats 5] [--ref-items 500000] [--bandwidth-gbs 3350]``
+``python -m torch_ndcg.bench eval [--quick] [--repeats 7] [--ref-items 500000] [--bandwidth-gbs 3350] [--threads N]``
 
 Two cases, Q queries × N items: 2,000 × 100 and 10,000 × 1,000. Labels are graded 0–4 with
 about 30% non-zero; scores are rounded to two decimals, so ties are common and every
@@ -198,7 +198,11 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
                         help="the references run on the first ref-items // N queries and are scaled up")
     parser.add_argument("--bandwidth-gbs", type=float, default=3350.0,
                         help="the GPU's memory bandwidth in GB/s (3,350: H100 SXM)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch CPU threads (default: torch's choice; 1 avoids stalls on a busy machine)")
     args = parser.parse_args(argv or [])
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
     cases = [(50, 20), (200, 100)] if quick else [(2_000, 100), (10_000, 1_000)]
     rows = [row for queries, items in cases for row in _case(queries, items, args)]
     _print(rows, args)
