@@ -14,6 +14,8 @@ import torch_ndcg as tn
 from torch_ndcg import grouped, ranked
 from torch_ndcg import metrics as M
 
+from dense_reference import cuda
+
 # class → functional name; every class has the dense, grouped and ranked functional forms
 SCORED = {
     M.NDCG: "ndcg", M.DCG: "dcg", M.MRR: "mrr", M.Precision: "precision", M.Recall: "recall",
@@ -342,3 +344,18 @@ def test_top_level_names_and_torchmetrics_stays_optional() -> None:
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+@cuda
+@pytest.mark.cuda
+def test_states_and_values_on_cuda() -> None:
+    scores, relevance, mask = (t.cuda() for t in dense_data())
+    dense_metric, flat_metric = M.NDCG(k=(1, 5)).cuda(), M.Precision(k=3).cuda()
+    ids = torch.arange(scores.shape[0], device="cuda").unsqueeze(-1).expand_as(scores)
+    for s, r, m, i in batches(scores, relevance, mask, ids):
+        dense_metric.update(s, r, mask=m)
+        flat_metric.update(s[m], r[m], indexes=i[m])
+    result = as_vector(dense_metric.compute())
+    assert result.device.type == "cuda"
+    torch.testing.assert_close(result, tn.ndcg(scores, relevance, (1, 5), mask=mask))
+    torch.testing.assert_close(flat_metric.compute(), tn.precision(scores, relevance, 3, mask=mask))
