@@ -25,8 +25,7 @@ def lists(batch: int, n: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.T
 
 
 @pytest.mark.parametrize("n", [1, 7, 33, 64])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("block", [None, (16, 16)])
+@pytest.mark.parametrize(("dtype", "block"), [(torch.float64, (16, 16)), (torch.float32, None)])
 def test_values_and_gradients_match_the_formula(n: int, dtype: torch.dtype, block) -> None:
     scores, valid = lists(3, n, dtype)
     grad_pi = torch.randn(3, n, dtype=torch.float64, device=DEVICE)
