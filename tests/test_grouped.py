@@ -167,3 +167,29 @@ def test_bad_input():
         tn.grouped_average_precision(scores, relevance, indexes, reduction="avg")
     with pytest.raises(ValueError, match="discount must be one of"):
         tn.grouped_dcg(scores, relevance, indexes, discount="log10")
+
+
+@pytest.mark.parametrize("ties", TIES)
+def test_flattened_rectangular_batch_takes_the_dense_kernels_with_the_same_values(ties):
+    # Row-major flattening with ascending row ids is viewed as [Q, N]; a random interleaving of
+    # the same queries goes through the sort-based path. Both must equal the dense form.
+    scores, relevance, _ = random_batch(batch=12, n=7)
+    everything = torch.ones_like(scores, dtype=torch.bool)
+    rows = torch.arange(12)
+    row_major = scores.reshape(-1), relevance.reshape(-1), rows.repeat_interleave(7) * 3
+    shuffled = flatten(scores, relevance, everything, rows * 3)
+    for name in METRICS:
+        for k in (None, 2, (1, 4)):
+            expected = call(name, "dense", scores, relevance, {}, k, ties, "skip")
+            assert_close(call(name, "grouped", *row_major, k, ties, "skip"), expected)
+            assert_close(call(name, "grouped", *shuffled, k, ties, "skip"), expected)
+    # Near misses stay on the general path: descending ids, a query split in two, unequal sizes.
+    descending = row_major[0], row_major[1], -row_major[2]
+    assert_close(tn.grouped_ndcg(*descending, 3, ties=ties, reduction="none"), tn.ndcg(scores, relevance, 3, ties=ties, reduction="none").flip(0))
+    split = row_major[2].clone()
+    split[:7] = 3  # rows 0 and 1 share index 3, so query 3 is rows 0 + 1 and the sizes differ
+    merged = tn.ndcg(scores[:2].reshape(1, -1), relevance[:2].reshape(1, -1), 3, ties="average")
+    assert_close(tn.grouped_ndcg(*row_major[:2], split, 3, reduction="none")[0], merged)
+    # A strided (non-contiguous) flat view works too.
+    wide = torch.stack([row_major[0], row_major[0]], dim=1)[:, 0]
+    assert_close(tn.grouped_ndcg(wide, row_major[1], row_major[2], 3), tn.ndcg(scores, relevance, 3))

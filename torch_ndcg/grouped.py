@@ -5,7 +5,9 @@ any size; nothing is padded to ``[Q, longest query]`` (which explodes for skewed
 lexicographic sort by (index ascending, score descending) lays every query out as a contiguous
 segment in rank order; tie groups are runs of equal score inside a segment. The resulting flat
 :class:`~torch_ndcg.slots.Slots` carry the same per-slot statistics as the dense form, so the
-same tie-exact terms apply, and per-query values are segment sums (``index_add_``).
+same tie-exact terms apply, and per-query values are segment sums (``index_add_``). A flattened
+rectangular batch (every query one contiguous run of the same length, ids ascending) is viewed
+as ``[Q, N]`` and handed to the dense kernels instead, which need no sort.
 
 Output sizes here are data-dependent (the number of queries, the items with a positive gain),
 so unlike the dense form the grouped form synchronises with the device a few times even with
@@ -21,6 +23,7 @@ import torch
 from torch import Tensor
 
 from . import definitions as d
+from . import dense
 from .reduction import apply_empty, reduce
 from .slots import Slots, expected_gain, first_hit_probability, hit_probability, precision_term
 from .validation import (
@@ -131,6 +134,41 @@ def _runs(start: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     return run, _take(torch.cumsum(size, dim=0) - size, run), size
 
 
+def _check_flat(scores: Tensor, relevance: Tensor, indexes: Tensor, ties: str) -> None:
+    """Shape, dtype and option checks of the flat form (no value is read)."""
+    check_option("ties", ties, TIES)
+    as_float_scores("scores", scores)
+    check_relevance_dtype("relevance", relevance)
+    check_ids("indexes", indexes)
+    check_same_shape("scores", scores, "relevance", relevance)
+    check_same_shape("scores", scores, "indexes", indexes)
+    if scores.dim() != 1:
+        raise ValueError(f"scores, relevance and indexes must be 1-D [T], got shape {tuple(scores.shape)}")
+    if scores.shape[0] == 0:
+        raise ValueError("scores is empty (T = 0): there is no query to evaluate")
+
+
+def _as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor, ties: str) -> tuple[Tensor, Tensor] | None:
+    """``[Q, N]`` views of a flattened rectangular batch, else None.
+
+    When every query is one contiguous run of the same length in ascending index order (the
+    layout of a ``[Q, N]`` batch flattened with its row number as index), the dense kernels
+    give the same values (``ties="first"``'s flat order is the row order) without a sort.
+    Checking synchronises twice.
+    """
+    _check_flat(scores, relevance, indexes, ties)
+    start = _starts(indexes)
+    count = int(start.sum())
+    total = indexes.shape[0]
+    if total % count:
+        return None
+    # Exactly `count` run starts, one at each row's head, and ascending ids: each row is one query.
+    rows = start.view(count, total // count)[:, 0].all() & (indexes[1:] >= indexes[:-1]).all()
+    if not bool(rows):
+        return None
+    return scores.reshape(count, -1), relevance.reshape(count, -1)
+
+
 def prepare_segments(
     scores: Tensor,
     relevance: Tensor,
@@ -145,16 +183,8 @@ def prepare_segments(
     ``ties="first"`` ranks the earlier item of the flat input first; ``"worst"``/``"best"``
     rank tied items by ascending/descending relevance.
     """
-    check_option("ties", ties, TIES)
+    _check_flat(scores, relevance, indexes, ties)
     float_scores = as_float_scores("scores", scores)
-    check_relevance_dtype("relevance", relevance)
-    check_ids("indexes", indexes)
-    check_same_shape("scores", scores, "relevance", relevance)
-    check_same_shape("scores", scores, "indexes", indexes)
-    if scores.dim() != 1:
-        raise ValueError(f"scores, relevance and indexes must be 1-D [T], got shape {tuple(scores.shape)}")
-    if scores.shape[0] == 0:
-        raise ValueError("scores is empty (T = 0): there is no query to evaluate")
     dtype = d.compute_dtype(scores, relevance)
     if validate:
         check_score_values("scores", float_scores, None)
@@ -279,6 +309,11 @@ def grouped_ndcg(
         >>> tn.grouped_ndcg(scores, relevance, torch.tensor([7, 3, 7, 3, 7]), reduction="none")
         tensor([0.8597, 0.6309])
     """
+    rows = _as_rows(scores, relevance, indexes, ties)
+    if rows is not None:
+        return dense.ndcg(
+            *rows, k, gain=gain, discount=discount, ties=ties, empty=empty, reduction=reduction, validate=validate
+        )
     dcg_k, idcg_k, many = _dcg_idcg(scores, relevance, indexes, k, gain, discount, ties, validate, True)
     is_empty = idcg_k == 0
     values = dcg_k / torch.where(is_empty, torch.ones_like(idcg_k), idcg_k)
@@ -304,6 +339,9 @@ def grouped_dcg(
         >>> tn.grouped_dcg(torch.tensor([3., 2., 1.]), torch.tensor([3, 2, 3]), torch.zeros(3, dtype=torch.long), k=2)
         tensor(4.2619)
     """
+    rows = _as_rows(scores, relevance, indexes, ties)
+    if rows is not None:
+        return dense.dcg(*rows, k, gain=gain, discount=discount, ties=ties, reduction=reduction, validate=validate)
     dcg_k, _, many = _dcg_idcg(scores, relevance, indexes, k, gain, discount, ties, validate, False)
     return _finish(dcg_k, many, reduction)
 
@@ -327,6 +365,9 @@ def grouped_mrr(
         >>> tn.grouped_mrr(scores, torch.tensor([0, 1, 0, 1, 0, 0]), torch.tensor([0, 0, 0, 1, 1, 1]))
         tensor(0.7500)
     """
+    rows = _as_rows(scores, relevance, indexes, ties)
+    if rows is not None:
+        return dense.mrr(*rows, k, ties=ties, empty=empty, reduction=reduction, validate=validate)
     segments = prepare_segments(scores, relevance, indexes, gain="linear", ties=ties, validate=validate)
     cutoffs, many = d.resolve_cutoffs(k)
     slots = segments.slots
@@ -374,6 +415,9 @@ def _companion(
     reduction: str,
     validate: bool,
 ) -> Tensor:
+    rows = _as_rows(scores, relevance, indexes, ties)
+    if rows is not None:
+        return getattr(dense, name)(*rows, k, ties=ties, empty=empty, reduction=reduction, validate=validate)
     segments = prepare_segments(scores, relevance, indexes, gain="linear", ties=ties, validate=validate)
     cutoffs, many = d.resolve_cutoffs(k)
     values, is_empty = _companion_values(name, segments, cutoffs)
