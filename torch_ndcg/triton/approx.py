@@ -33,10 +33,11 @@ def _sigmoid_and_slope(z):
 
 
 @triton.jit(do_not_specialize=["n", "n_cols"])
-def _ranks_forward(s_ptr, v_ptr, out_ptr, inv_tau, n, n_cols, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr):
+def _ranks_forward(s_ptr, v_ptr, out_ptr, inv_tau_ptr, n, n_cols, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr):
     row = tl.program_id(0).to(tl.int64) * n
     i = tl.program_id(1) * BLOCK_I + tl.arange(0, BLOCK_I)
     dtype = out_ptr.dtype.element_ty
+    inv_tau = tl.load(inv_tau_ptr)
     s_i = tl.load(s_ptr + row + i, mask=i < n, other=0.0).to(dtype)
     v_i = tl.load(v_ptr + row + i, mask=i < n, other=0.0).to(dtype)
     total = tl.zeros([BLOCK_I], dtype=dtype)
@@ -51,11 +52,12 @@ def _ranks_forward(s_ptr, v_ptr, out_ptr, inv_tau, n, n_cols, BLOCK_I: tl.conste
 
 @triton.jit(do_not_specialize=["n", "n_cols"])
 def _ranks_backward(
-    s_ptr, v_ptr, g_ptr, out_ptr, inv_tau, n, n_cols, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr
+    s_ptr, v_ptr, g_ptr, out_ptr, inv_tau_ptr, n, n_cols, BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr
 ):
     row = tl.program_id(0).to(tl.int64) * n
     i = tl.program_id(1) * BLOCK_I + tl.arange(0, BLOCK_I)
     dtype = out_ptr.dtype.element_ty
+    inv_tau = tl.load(inv_tau_ptr)
     s_i = tl.load(s_ptr + row + i, mask=i < n, other=0.0).to(dtype)
     v_i = tl.load(v_ptr + row + i, mask=i < n, other=0.0).to(dtype)
     g_i = tl.load(g_ptr + row + i, mask=i < n, other=0.0).to(dtype)
@@ -73,11 +75,16 @@ def _ranks_backward(
     tl.store(out_ptr + row + i, v_i * inv_tau * (weighted - g_i * plain), mask=i < n)
 
 
+def _inv_tau(tau: float, out: Tensor) -> Tensor:
+    # A tensor, not a Python float: Triton passes Python floats as float32, too coarse for float64.
+    return torch.full((1,), 1.0 / tau, dtype=out.dtype, device=out.device)
+
+
 def approx_ranks(s: Tensor, valid: Tensor, tau: float, *, block: tuple[int, int] | None = None) -> Tensor:
     """``[B, N]`` approximate ranks π (1 at masked items), in float32 (float64 for float64 ``s``)."""
     s, valid = contiguous(s, valid)
     out = torch.empty(s.shape, dtype=compute_dtype(s), device=s.device)
-    launch(_ranks_forward, s.shape[1], s.shape[1], s, valid, out, 1.0 / tau, block=block)
+    launch(_ranks_forward, s.shape[1], s.shape[1], s, valid, out, _inv_tau(tau, out), block=block)
     return out
 
 
@@ -87,5 +94,5 @@ def approx_ranks_backward(
     """``[B, N]`` gradient of ``Σ grad_pi · π`` with respect to ``s`` (0 at masked items)."""
     s, valid, grad_pi = contiguous(s, valid, grad_pi)
     out = torch.empty(s.shape, dtype=compute_dtype(s), device=s.device)
-    launch(_ranks_backward, s.shape[1], s.shape[1], s, valid, grad_pi, out, 1.0 / tau, block=block)
+    launch(_ranks_backward, s.shape[1], s.shape[1], s, valid, grad_pi, out, _inv_tau(tau, out), block=block)
     return out

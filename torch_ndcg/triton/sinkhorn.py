@@ -30,7 +30,7 @@ from torch import Tensor
 
 from .launch import compute_dtype, contiguous, launch
 
-_NEG_INF = float("-inf")
+_NEG_INF = tl.constexpr(float("-inf"))
 
 
 @triton.jit(do_not_specialize=["n_rows", "n_cols"])
