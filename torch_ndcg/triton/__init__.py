@@ -3,8 +3,9 @@
 ``import torch_ndcg`` never imports Triton: the kernel modules (:mod:`.approx`,
 :mod:`.sinkhorn`) are imported on the first call that runs a kernel, and only after
 :func:`require` has checked that the tensor can use them. Triton kernels run on CUDA tensors,
-or on CPU tensors when ``TRITON_INTERPRET=1`` is set before the first kernel call (Triton's
-interpreter, which the CPU tests use).
+or on CPU tensors in Triton's interpreter, which the CPU tests use: ``TRITON_INTERPRET=1``
+must be set before Triton is first imported (anything may import it: lightning does, via
+``torch._dynamo``), so set it in the environment of the process.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def importable() -> bool:
 
 
 def available(tensor: Tensor) -> bool:
-    """Whether the Triton kernels can run on ``tensor`` (what ``impl="auto"`` asks)."""
+    """Whether ``impl="triton"`` can run on ``tensor`` (``impl="auto"`` picks it for CUDA tensors only)."""
     return (tensor.is_cuda or interpreting()) and importable()
 
 
