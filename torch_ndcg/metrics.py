@@ -11,7 +11,8 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
 * **flat** ``update(scores, relevance, indexes=query_ids)``, torchmetrics' retrieval form, where
   one query may span batches: the rows are kept (16 bytes per item: a score and a label in the
   metric's dtype, float32 by default, plus an int64 id) and the grouped kernel runs at
-  ``compute()``. Under DDP ``compute()`` all-gathers the rows, so every rank then holds the
+  ``compute()``, whose working memory comes on top (``python -m torch_ndcg.bench metrics``
+  measures both). Under DDP ``compute()`` all-gathers the rows, so every rank then holds the
   union. An id must name the same query on every rank (use global query ids, not per-rank
   batch positions). One instance takes either dense or flat batches, never both.
 * **ranked** ``RankedNDCG`` … ``update(ranked_ids, target_ids, target_relevance=None)``: a
@@ -112,7 +113,8 @@ def _fingerprint(kind: str, cutoffs: tuple[int | None, ...], options: dict[str, 
             return repr(value)
         code = getattr(value, "__code__", None)
         line = code.co_firstlineno if code is not None else ""
-        return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', type(value).__name__)}:{line}"
+        name = getattr(value, "__qualname__", type(value).__name__)
+        return f"{getattr(value, '__module__', '')}.{name}:{line}"
 
     text = repr((kind, cutoffs, sorted((key, describe(value)) for key, value in options.items())))
     return hashlib.sha1(text.encode()).hexdigest()[:8]
@@ -126,11 +128,9 @@ def _sum_and_count(values: Tensor) -> tuple[Tensor, Tensor]:
     return total, kept.sum(0)
 
 
-def _cat(state: list[Tensor] | Tensor) -> Tensor | None:
-    """A list state as one tensor (after a distributed sync it already is one); None if empty."""
-    if isinstance(state, list):
-        return dim_zero_cat(state) if state else None
-    return state if state.numel() else None
+def _rows(state: list[Tensor] | Tensor) -> int:
+    """Rows held by a list state (after a distributed sync it is one concatenated tensor)."""
+    return sum(part.numel() for part in state) if isinstance(state, list) else state.numel()
 
 
 class _Accumulated(Metric):
@@ -200,7 +200,7 @@ class _ScoredMetric(_Accumulated):
             indexes: integer query id of every item (flat form); a query may span batches.
         """
         if indexes is None:
-            if _cat(self.flat_indexes) is not None:
+            if _rows(self.flat_indexes):
                 raise ValueError(_MIXED)
             values = _kernel("dense", self._metric)(
                 scores, relevance, self.cutoffs, mask=mask, reduction="none", validate=self.validate,
@@ -234,18 +234,19 @@ class _ScoredMetric(_Accumulated):
     def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
         # torchmetrics stands in a float tensor for a rank's empty list state; the gathered ids
         # must be int64 on every rank. (The sync is undone after compute, so is this.)
-        if _cat(self.flat_indexes) is None:
+        if isinstance(self.flat_indexes, list) and not self.flat_indexes:
             self.flat_indexes = [torch.empty(0, dtype=torch.long, device=self.device)]
         super()._sync_dist(*args, **kwargs)
 
     def compute(self) -> Result:
-        indexes = _cat(self.flat_indexes)
-        if indexes is None:
+        if not _rows(self.flat_indexes):
             return self._result(getattr(self, self._total), getattr(self, self._count))
         if bool(self.dense_queries > 0):
             raise ValueError(_MIXED)
+        rows = (self.flat_scores, self.flat_relevance, self.flat_indexes)
+        scores, relevance, indexes = (dim_zero_cat(state) for state in rows)
         values = _kernel("grouped", self._metric)(
-            _cat(self.flat_scores), _cat(self.flat_relevance), indexes, self.cutoffs,
+            scores, relevance, indexes, self.cutoffs,
             reduction="none", validate=False, **self._options,
         )
         return self._result(*_sum_and_count(values.reshape(values.shape[0], -1)))
@@ -367,7 +368,8 @@ class RankedNDCG(_RankedMetric):
 
     def __init__(self, k: d.Cutoff = None, *, gain: d.Gain = "linear", discount: d.Discount = "log2",
                  empty: str = "zero", pad_id: int = -1, validate: bool = True, **kwargs: Any) -> None:
-        super().__init__(k, dict(gain=gain, discount=discount, empty=empty, pad_id=pad_id), validate, **kwargs)
+        options = dict(gain=gain, discount=discount, empty=empty, pad_id=pad_id)
+        super().__init__(k, options, validate, **kwargs)
 
 
 class RankedDCG(_RankedMetric):

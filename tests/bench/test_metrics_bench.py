@@ -8,7 +8,8 @@ from torch_ndcg.bench import metrics
 def test_quick_run_prints_the_table_and_every_case_reports_the_same_value(capsys) -> None:
     metrics.main(quick=True, argv=[])
     out = capsys.readouterr().out
-    rows = [line for line in out.splitlines() if line.startswith(("torch_ndcg NDCG", "  the same", "torchmetrics Retrieval"))]
+    starts = ("torch_ndcg NDCG", "  the same", "torchmetrics Retrieval")
+    rows = [line for line in out.splitlines() if line.startswith(starts)]
     assert len(rows) == 4
     values = {re.split(r"\s+", row.strip())[-1] for row in rows}
     assert len(values) == 1  # dense, flat and torchmetrics give the same NDCG@10

@@ -6,8 +6,8 @@ A loop of ``--batches`` batches of 64 queries × 200 items (graded labels 0–4,
 calls ``update`` on every batch and ``compute`` once. Cases: our ``NDCG(k=10)`` on dense
 ``[64, 200]`` batches, the same class on the flat ``indexes`` form, and torchmetrics
 ``RetrievalNormalizedDCG(top_k=10)`` on the flat form. ``validate=False`` shows the cost of the
-value checks (NaN scores, negative labels), which read the data on every batch. Each case runs in its own subprocess so
-that its memory is its own:
+value checks (NaN scores, negative labels), which read the data on every batch. Each case runs
+in its own subprocess so that its memory is its own:
 
 * *state*: bytes held by the metric's state tensors after the loop (torchmetrics' lists too);
 * *peak RSS Δ*: the process' peak resident memory after the loop minus its peak before the loop
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -125,7 +126,7 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser.add_argument("--pool", type=int, default=5 if quick else 25, help="distinct batches cycled")
     parser.add_argument("--queries", type=int, default=8 if quick else 64)
     parser.add_argument("--items", type=int, default=50 if quick else 200)
-    parser.add_argument("--repeat", type=int, default=1 if quick else 3, help="report the best of this many loops")
+    parser.add_argument("--repeat", type=int, default=1 if quick else 3, help="best of this many loops")
     parser.add_argument("--inline", action="store_true", default=quick,
                         help="run every case in this process (default with --quick): faster, memory mixed")
     args = parser.parse_args(argv or [])
@@ -137,10 +138,12 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
     scale = args.batches / args.tm_batches
     tm_seconds = results["torchmetrics"]["seconds"] * scale
     print(f"NDCG@10 validation loop: {args.batches} batches × {args.queries} queries × {args.items} items, "
-          f"update per batch + one compute; torch {torch.__version__}, {torch.get_num_threads()} threads")
+          f"update per batch + one compute; torch {torch.__version__}, {torch.get_num_threads()} threads, "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"torchmetrics ran {args.tm_batches} batches; its time and memory are extrapolated ×{scale:g}. "
           f"Wall time: best of {args.repeat} loops.")
-    header = f"{'case':<40} {'wall (s)':>10} {'vs torchmetrics':>16} {'state after loop':>17} {'peak RSS Δ':>12} {'value':>8}"
+    header = (f"{'case':<40} {'wall (s)':>10} {'vs torchmetrics':>16} {'state after loop':>17} "
+              f"{'peak RSS Δ':>12} {'value':>8}")
     print(header)
     print("-" * len(header))
     names = {
@@ -160,7 +163,8 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
     print()
     print("state bytes / peak RSS Δ after n batches (flat in n = constant memory):")
     for case in ("dense", "flat"):
-        cells = ", ".join(f"n={n}: {_mib(s)} / {_mib(p)}" for n, (s, p) in sorted(results[case]["memory"].items()))
+        memory = sorted(results[case]["memory"].items())
+        cells = ", ".join(f"n={n}: {_mib(state)} / {_mib(peak)}" for n, (state, peak) in memory)
         print(f"  {case:<6} {cells}")
 
 
