@@ -33,13 +33,13 @@ class StreamingRanks(torch.autograd.Function):
         v = valid.to(scores.dtype)
         ctx.save_for_backward(scores, v)
         ctx.tau = tau
-        return kernels.approx_ranks(scores, v, tau)
+        return kernels.TorchBlocks().approx_ranks(scores, v, tau)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_pi: Tensor):
         scores, v = ctx.saved_tensors
-        return kernels.approx_ranks_backward(scores, v, ctx.tau, grad_pi), None, None
+        return kernels.TorchBlocks().approx_ranks_backward(scores, v, ctx.tau, grad_pi), None, None
 
 
 def _smooth_dcg(lists: common.LossLists, discount: d.Discount, tau: float, impl: str) -> Tensor:

@@ -13,7 +13,7 @@ from torch.utils.checkpoint import checkpoint
 
 from .. import definitions as d
 from ..validation import REDUCTIONS, check_option, check_positive
-from . import common, kernels
+from . import common
 from .sinkhorn_streaming import sinkhorn_dcg
 
 
@@ -79,7 +79,7 @@ def _smooth_dcg(
     def one(scores: Tensor, valid: Tensor, rank_weight: Tensor, gains: Tensor) -> Tensor:
         if impl == "dense":
             return dense_dcg(scores, valid, rank_weight, gains, tau, iters, transposed)
-        return sinkhorn_dcg(scores, valid, rank_weight, gains, tau, iters, transposed, kernels)
+        return sinkhorn_dcg(scores, valid, rank_weight, gains, tau, iters, transposed)
 
     if not stochastic:
         return one(s, valid, rank_weight, gains)

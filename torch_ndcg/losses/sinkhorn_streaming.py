@@ -24,7 +24,7 @@ collects the ``y`` (row steps) or ``x`` (column steps) parts, and ``a``'s gradie
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -66,7 +66,7 @@ class SinkhornDCG(torch.autograd.Function):
         tau: float,
         iters: int,
         transposed: bool,
-        ops: ModuleType,
+        ops: Any,
     ) -> Tensor:
         r, rows = row_coefficients(valid, tau, scores.dtype)
         v = valid.to(scores.dtype)
@@ -86,6 +86,8 @@ class SinkhornDCG(torch.autograd.Function):
         else:
             f, mean = ops.lse_outer(scores, r, states[-1], rank_weight)  # expected discount per item
             dcg = (gains * mean).sum(-1)
+        if hasattr(ops, "release"):
+            ops.release()  # no block buffers held between forward and backward
         ctx.save_for_backward(scores, valid, rank_weight, gains, f, mean, *states)
         ctx.tau, ctx.iters, ctx.transposed, ctx.ops = tau, iters, transposed, ops
         return dcg
@@ -132,7 +134,12 @@ def sinkhorn_dcg(
     tau: float,
     iters: int,
     transposed: bool,
-    ops: ModuleType = kernels,
+    ops: Any = None,
 ) -> Tensor:
-    """Streaming smooth DCG ``[B]``; same value and gradient as the dense reference."""
+    """Streaming smooth DCG ``[B]``; same value and gradient as the dense reference.
+
+    ``ops`` supplies the block primitives of :mod:`.kernels` (default: a fresh
+    :class:`kernels.TorchBlocks`).
+    """
+    ops = kernels.TorchBlocks() if ops is None else ops
     return SinkhornDCG.apply(scores, valid, rank_weight, gains, tau, iters, transposed, ops)
