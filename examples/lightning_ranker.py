@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 
 import lightning as L
+from lightning.pytorch.loggers import CSVLogger
 import torch
 from torch import Tensor, nn
 from torch.utils.data import DataLoader
@@ -61,7 +62,7 @@ class LitRanker(L.LightningModule):
 def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epochs", type=int, default=10)
-    parser.add_argument("--queries", type=int, nargs=3, default=[1000, 200, 200], metavar=("TRAIN", "VALI", "TEST"))
+    parser.add_argument("--queries", type=int, nargs=3, default=[600, 200, 200], metavar=("TRAIN", "VALI", "TEST"))
     parser.add_argument("--features", type=int, default=32)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--accelerator", default="auto", help="cpu, gpu, auto, …")
@@ -77,8 +78,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "train_dataloaders": DataLoader(train, batch_size=args.batch_size, shuffle=True, collate_fn=pad_batch),
         "val_dataloaders": DataLoader(vali, batch_size=256, collate_fn=pad_batch),
     }
-    trainer = L.Trainer(max_epochs=args.epochs, accelerator=args.accelerator, devices=1,
-                        default_root_dir=args.root_dir, enable_model_summary=False)
+    trainer = L.Trainer(max_epochs=args.epochs, accelerator=args.accelerator, devices=1, log_every_n_steps=10,
+                        logger=CSVLogger(args.root_dir, name="lightning_ranker"), default_root_dir=args.root_dir,
+                        enable_model_summary=False)
     trainer.fit(LitRanker(train.num_features), **loaders)
     metrics = {key: float(value) for key, value in trainer.callback_metrics.items()}
     print("final validation:", "  ".join(f"{k} {v:.4f}" for k, v in metrics.items() if k.startswith("val_")))

@@ -24,9 +24,9 @@ class Config:
     seed: int = 0  # data, initialisation and shuffling
     # "synthetic", or a LETOR fold directory holding train.txt, vali.txt and test.txt.
     data: str = "synthetic"
-    synthetic_queries: list[int] = dataclasses.field(default_factory=lambda: [1000, 200, 200])
+    synthetic_queries: list[int] = dataclasses.field(default_factory=lambda: [600, 200, 200])
     synthetic_features: int = 32
-    synthetic_list_length: list[int] = dataclasses.field(default_factory=lambda: [20, 100])
+    synthetic_list_length: list[int] = dataclasses.field(default_factory=lambda: [10, 50])
     synthetic_noise: float = 0.5
     standardize: bool = True  # per-feature standardisation fitted on the training split
     loss: str = "neural_ndcg"  # one of LOSSES
@@ -34,6 +34,7 @@ class Config:
     losses: list[str] = dataclasses.field(default_factory=lambda: list(LOSSES))
     loss_k: int | None = None  # cutoff of the NDCG losses; None: the whole list
     temperature: float = 1.0  # smoothness of the NDCG losses
+    sinkhorn_iters: int = 50  # NeuralNDCG's Sinkhorn iterations; fewer is faster and less exact
     hidden: list[int] = dataclasses.field(default_factory=lambda: [64, 64])
     dropout: float = 0.0
     lr: float = 0.003
@@ -47,6 +48,9 @@ class Config:
     output_dir: str = "runs"
     plot: bool = True
     progress: bool = True  # a progress bar when the output is a terminal
+    # torch CPU threads; None: torch's default. Small [B, N, N] tensors gain nothing from more
+    # threads, and on a busy machine 1 thread avoids the cost of threads waiting for each other.
+    threads: int | None = None
 
 
 def load_config(path: str | Path | None, overrides: list[str] = ()) -> Config:
@@ -113,7 +117,7 @@ def _check_values(c: Config) -> None:
     need(len(c.synthetic_queries) == 3 and min(c.synthetic_queries) >= 1, "synthetic_queries", "[train, vali, test] counts ≥ 1")
     need(len(c.synthetic_list_length) == 2 and 1 <= c.synthetic_list_length[0] <= c.synthetic_list_length[1],
          "synthetic_list_length", "[min, max] with 1 ≤ min ≤ max")
-    for key in ("synthetic_features", "batch_size", "epochs", "patience"):
+    for key in ("synthetic_features", "batch_size", "epochs", "patience", "sinkhorn_iters"):
         need(getattr(c, key) >= 1, key, "≥ 1")
     for key in ("lr", "temperature"):
         need(getattr(c, key) > 0, key, "> 0")
@@ -123,5 +127,5 @@ def _check_values(c: Config) -> None:
     need(all(h >= 1 for h in c.hidden), "hidden", "a list of layer widths ≥ 1")
     need(len(c.eval_k) > 0 and all(k >= 1 for k in c.eval_k), "eval_k", "a non-empty list of cutoffs ≥ 1")
     need(c.monitor_k in c.eval_k, "monitor_k", f"one of eval_k={c.eval_k}")
-    for key in ("loss_k", "max_items"):
+    for key in ("loss_k", "max_items", "threads"):
         need(getattr(c, key) is None or getattr(c, key) >= 1, key, "null or ≥ 1")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import math
 import sys
 import time
@@ -56,7 +57,8 @@ def pointwise_loss(scores: Tensor, relevance: Tensor, mask: Tensor, config: Conf
 
 
 def neural_ndcg(scores: Tensor, relevance: Tensor, mask: Tensor, config: Config) -> Tensor:
-    return tn.neural_ndcg_loss(scores, relevance, config.loss_k, mask=mask, temperature=config.temperature)
+    return tn.neural_ndcg_loss(scores, relevance, config.loss_k, mask=mask, temperature=config.temperature,
+                               sinkhorn_iters=config.sinkhorn_iters)
 
 
 def approx_ndcg(scores: Tensor, relevance: Tensor, mask: Tensor, config: Config) -> Tensor:
@@ -229,6 +231,7 @@ def save_plot(runs: list[dict], random_vali: dict[str, float], config: Config) -
     """Validation NDCG per epoch: every cutoff for one run, NDCG@monitor_k per loss when comparing."""
     try:
         import matplotlib
+        import matplotlib.ticker
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
@@ -243,7 +246,8 @@ def save_plot(runs: list[dict], random_vali: dict[str, float], config: Config) -
             label = run["loss"] if len(runs) > 1 else key
             ax.plot(range(len(run["history"])), [h[key] for h in run["history"]], marker="o", label=label)
     ax.axhline(random_vali[monitor], color="grey", linestyle="--", label=f"random scorer ({monitor})")
-    ax.set_xlabel("epoch")
+    ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    ax.set_xlabel("epoch (0: untrained)")
     ax.set_ylabel("validation NDCG" if len(runs) == 1 else f"validation {monitor}")
     ax.set_title(f"{config.name}: validation NDCG per epoch")
     ax.grid(alpha=0.3)
@@ -264,7 +268,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     overrides = list(args.set)
     if args.data:
-        overrides.append(f"data={args.data}")  # a bare path is not JSON, so it stays a string
+        overrides.append(f"data={json.dumps(args.data)}")  # quoted: a path such as 2024 stays a string
     if args.compare:
         overrides.append("compare=true")
     try:
@@ -273,6 +277,17 @@ def main(argv: list[str] | None = None) -> dict:
     except (ValueError, TypeError, OSError) as error:
         parser.error(str(error))
 
+    threads = torch.get_num_threads()
+    if config.threads is not None:
+        torch.set_num_threads(config.threads)
+    try:
+        return run(config, splits)
+    finally:
+        torch.set_num_threads(threads)  # main() may run inside a bigger process (tests, notebooks)
+
+
+def run(config: Config, splits: dict[str, RankingDataset]) -> dict:
+    """Random-scorer floor, training of one loss (or each of ``config.losses``), tables and plot."""
     monitor = f"ndcg@{config.monitor_k}"
     print(f"data: {config.data}")
     for name, ds in splits.items():

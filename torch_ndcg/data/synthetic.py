@@ -21,10 +21,10 @@ SPLIT_NAMES = ("train", "vali", "test")
 
 
 def synthetic_letor(
-    num_queries: tuple[int, int, int] = (1000, 200, 200),
+    num_queries: tuple[int, int, int] = (600, 200, 200),
     *,
     num_features: int = 32,
-    list_length: tuple[int, int] = (20, 100),
+    list_length: tuple[int, int] = (10, 50),
     noise: float = 0.5,
     hidden: int = 32,
     seed: int = 0,
