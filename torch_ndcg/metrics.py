@@ -34,7 +34,7 @@ import torch
 from torch import Tensor
 
 from . import definitions as d
-from . import dense
+from . import dense, grouped, ranked
 from .validation import (
     EMPTY,
     TIES,
@@ -81,8 +81,6 @@ def _kernel(form: str, name: str) -> Any:
     """The functional form of metric ``name``: ``dense.ndcg``, ``grouped.grouped_ndcg``, …"""
     if form == "dense":
         return getattr(dense, name)
-    from . import grouped, ranked  # imported late: only the flat and ranked forms need them
-
     return getattr(grouped if form == "grouped" else ranked, f"{form}_{name}")
 
 
