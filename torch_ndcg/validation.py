@@ -95,28 +95,32 @@ def check_list_length(name: str, tensor: Tensor) -> None:
         raise ValueError(f"{name} has lists of length 0 (last dimension N = 0): the metric is undefined")
 
 
+def _unmasked(values: Tensor, mask: Tensor | None) -> Tensor:
+    if mask is None:
+        return values
+    return torch.where(mask, values, torch.zeros((), dtype=values.dtype, device=values.device))
+
+
 def check_score_values(name: str, scores: Tensor, mask: Tensor | None) -> None:
     """NaN or infinite unmasked scores cannot be ranked consistently (synchronises)."""
-    bad = ~torch.isfinite(scores)
-    if mask is not None:
-        bad = bad & mask
-    if bool(bad.any()):
-        raise ValueError(
-            f"{name} contains NaN or infinite values at unmasked positions; "
-            "pass mask=... (False = padding) to exclude items instead of -inf scores"
-        )
+    values = _unmasked(scores, mask)
+    # One reduction decides the common case: a sum is finite whenever every term is, unless
+    # large finite terms overflow, in which case the exact test below clears them.
+    if bool(torch.isfinite(values.sum())) or bool(torch.isfinite(values).all()):
+        return
+    raise ValueError(
+        f"{name} contains NaN or infinite values at unmasked positions; "
+        "pass mask=... (False = padding) to exclude items instead of -inf scores"
+    )
 
 
 def check_relevance_values(name: str, relevance: Tensor, mask: Tensor | None) -> None:
     """Gains are undefined for NaN or negative labels unless those items are masked (synchronises)."""
-    if relevance.dtype == torch.bool:
+    if relevance.dtype == torch.bool or relevance.numel() == 0:
         return
-    bad = relevance < 0
-    if relevance.is_floating_point():
-        bad = bad | torch.isnan(relevance)
-    if mask is not None:
-        bad = bad & mask
-    if bool(bad.any()):
+    # min() propagates NaN, so one reduction catches both negative and NaN labels.
+    smallest = _unmasked(relevance, mask).min()
+    if not bool(smallest >= 0):
         raise ValueError(
             f"{name} contains negative or NaN labels at unmasked positions; gains are only defined "
             "for labels ≥ 0: mark such items False in mask=... (e.g. mask=relevance >= 0)"
