@@ -4,9 +4,11 @@ import pytest
 import torch
 from kernel_setup import DEVICE
 
-from torch_ndcg.losses import kernels as torch_ops
+from torch_ndcg.losses.kernels import TorchBlocks
 from torch_ndcg.losses.sinkhorn_streaming import sinkhorn_dcg
 from torch_ndcg.triton import ops as triton_ops
+
+torch_ops = TorchBlocks()  # the streaming PyTorch primitives
 
 
 def lists(n: int, dtype: torch.dtype, batch: int = 3):

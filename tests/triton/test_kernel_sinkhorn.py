@@ -1,11 +1,13 @@
-"""The Triton Sinkhorn primitives equal the streaming PyTorch ones (torch_ndcg.losses.kernels)."""
+"""The Triton Sinkhorn primitives equal the streaming PyTorch ones (torch_ndcg.losses.kernels.TorchBlocks)."""
 
 import pytest
 import torch
 from kernel_setup import DEVICE
 
-from torch_ndcg.losses import kernels as torch_ops
+from torch_ndcg.losses.kernels import TorchBlocks
 from torch_ndcg.triton import sinkhorn as triton_ops
+
+torch_ops = TorchBlocks()  # the streaming PyTorch primitives
 
 SIZES = [1, 7, 33, 64]
 # float64 with 16-wide tiles (several tiles per list: the online reductions across tiles), and

@@ -8,13 +8,15 @@ stay under autograd, so any discount callable works.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from .. import definitions as d
 from ..validation import REDUCTIONS, check_option
-from . import common, kernels
+from . import common
 
 
 def dense_ranks(scores: Tensor, valid: Tensor, tau: float) -> Tensor:
@@ -29,26 +31,24 @@ class StreamingRanks(torch.autograd.Function):
     """The same ranks in O(B·N) memory; the backward recomputes the sigmoid blocks."""
 
     @staticmethod
-    def forward(ctx, scores: Tensor, valid: Tensor, tau: float) -> Tensor:
+    def forward(ctx, scores: Tensor, valid: Tensor, tau: float, ops: Any) -> Tensor:
         v = valid.to(scores.dtype)
         ctx.save_for_backward(scores, v)
-        ctx.tau = tau
-        return kernels.TorchBlocks().approx_ranks(scores, v, tau)
+        ctx.tau, ctx.ops = tau, ops
+        return ops.approx_ranks(scores, v, tau)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_pi: Tensor):
         scores, v = ctx.saved_tensors
-        return kernels.TorchBlocks().approx_ranks_backward(scores, v, ctx.tau, grad_pi), None, None
+        return ctx.ops.approx_ranks_backward(scores, v, ctx.tau, grad_pi), None, None, None
 
 
 def _smooth_dcg(lists: common.LossLists, discount: d.Discount, tau: float, impl: str) -> Tensor:
-    if impl == "triton":
-        common.triton_unavailable()
     if impl == "dense":
         ranks = dense_ranks(lists.scores, lists.valid, tau)
     else:
-        ranks = StreamingRanks.apply(lists.scores, lists.valid, tau)
+        ranks = StreamingRanks.apply(lists.scores, lists.valid, tau, common.block_ops(impl, lists.scores))
     weight = d.resolve_discount(discount)(ranks)
     if lists.cutoff is not None:
         # Soft top-k; a cutoff ≥ the list's length keeps every item, as in the metric.

@@ -8,14 +8,17 @@ IDCG and ``empty`` all come from the same code as :func:`torch_ndcg.ndcg`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from .. import definitions as d
+from .. import triton as triton_kernels
 from ..dense import _idcg_at, prepare_lists
 from ..reduction import apply_empty, reduce
 from ..validation import EMPTY, REDUCTIONS, check_option, check_positive
+from . import kernels
 
 IMPLS = ("auto", "dense", "streaming", "triton")
 
@@ -108,22 +111,23 @@ def rank_weights(lists: LossLists, discount: d.Discount) -> Tensor:
 
 
 def resolve_impl(impl: str, lists: LossLists) -> str:
-    """``"auto"``: dense while its ``[B, N, N]`` tensors are small, streaming beyond.
-
-    (A Triton path for CUDA tensors, issue 5, would be chosen here first once it exists.)
+    """``"auto"``: the Triton kernels for CUDA tensors when Triton is installed, else dense while
+    its ``[B, N, N]`` tensors are small and streaming beyond. ``"triton"`` is checked here, so a
+    missing package or a CPU tensor is a clear error before any work.
     """
+    if impl == "triton":
+        triton_kernels.require(lists.scores)
     if impl != "auto":
         return impl
+    if lists.scores.is_cuda and triton_kernels.importable():
+        return "triton"
     pairs = lists.scores.shape[0] * lists.length**2
     return "dense" if pairs <= AUTO_DENSE_MAX_PAIRS else "streaming"
 
 
-def triton_unavailable() -> None:
-    """The hook for ``impl="triton"``: fused GPU kernels are a separate piece of work."""
-    raise NotImplementedError(
-        'impl="triton" is not available yet; use impl="streaming" (O(N) memory, CPU and CUDA) '
-        'or impl="dense"'
-    )
+def block_ops(impl: str, scores: Tensor) -> Any:
+    """The O(N²) block primitives of a streaming implementation: Triton kernels or PyTorch ops."""
+    return triton_kernels.kernels_for(scores) if impl == "triton" else kernels.TorchBlocks()
 
 
 def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:

@@ -72,19 +72,17 @@ def _smooth_dcg(
     generator: torch.Generator | None,
     impl: str,
 ) -> Tensor:
-    if impl == "triton":
-        common.triton_unavailable()
     s, valid, gains = lists.scores, lists.valid, lists.gains
 
     def one(scores: Tensor, valid: Tensor, rank_weight: Tensor, gains: Tensor) -> Tensor:
         if impl == "dense":
             return dense_dcg(scores, valid, rank_weight, gains, tau, iters, transposed)
-        return sinkhorn_dcg(scores, valid, rank_weight, gains, tau, iters, transposed)
+        return sinkhorn_dcg(scores, valid, rank_weight, gains, tau, iters, transposed, common.block_ops(impl, scores))
 
     if not stochastic:
         return one(s, valid, rank_weight, gains)
     noise = _gumbel((samples, *s.shape), s, generator)
-    if impl == "streaming":
+    if impl != "dense":
         # Samples fold into the batch: the saved state is O(samples · B · N), never N².
         perturbed = torch.where(valid, s + beta * noise, torch.zeros_like(s)).reshape(-1, s.shape[-1])
         many = [t.expand(samples, *t.shape).reshape(-1, t.shape[-1]) for t in (valid, rank_weight, gains)]
@@ -147,7 +145,9 @@ def neural_ndcg(
         transposed, stochastic, samples, beta, generator: the variants above.
         impl: ``"dense"`` (``[B, N, N]`` tensors and autograd, the readable reference),
             ``"streaming"`` (O(B·N) memory, block recomputation in backward; same values and
-            gradients), ``"auto"`` (dense for small ``B·N²``, else streaming) or ``"triton"``.
+            gradients), ``"triton"`` (the streaming algorithm with fused Triton kernels; CUDA
+            tensors) or ``"auto"`` (Triton on CUDA when installed, else dense for small ``B·N²``,
+            else streaming).
 
     Example:
         >>> import torch, torch_ndcg as tn
