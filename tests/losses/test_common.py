@@ -1,0 +1,157 @@
+"""What both losses share: the metric's definitions, empty lists, masks, extremes and bad input."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+import torch_ndcg as tn
+from loss_batches import awkward_batch
+
+LOSSES = [
+    (tn.neural_ndcg_loss, {"sinkhorn_iters": 4}),
+    (tn.neural_ndcg_loss, {"sinkhorn_iters": 4, "transposed": True}),
+    (tn.neural_ndcg_loss, {"sinkhorn_iters": 4, "stochastic": True, "samples": 2}),
+    (tn.approx_ndcg_loss, {}),
+]
+IMPLS = ["dense", "streaming"]
+
+
+def _grad(loss, scores, relevance, **options):
+    if options.get("stochastic"):
+        options["generator"] = torch.Generator().manual_seed(0)  # the same noise on every call
+    x = scores.clone().requires_grad_()
+    value = loss(x, relevance, **options)
+    value.backward()
+    return value.detach(), x.grad
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize(("loss", "options"), LOSSES)
+def test_masked_items_get_exactly_zero_gradient_and_change_nothing(impl, loss, options):
+    scores, relevance, mask = awkward_batch(torch.float64)
+    value, grad = _grad(loss, scores, relevance, mask=mask, impl=impl, **options)
+    assert torch.all(grad[~mask] == 0)
+    assert grad[mask].abs().sum() > 0
+    moved = torch.where(mask, scores, torch.full_like(scores, 1e3))  # padding's scores do not matter
+    relabelled = torch.where(mask, relevance, torch.full_like(relevance, 7.0))  # nor its labels
+    assert torch.allclose(_grad(loss, moved, relabelled, mask=mask, impl=impl, **options)[0], value, atol=1e-12)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize(("loss", "options"), LOSSES)
+def test_only_empty_lists_give_zero_loss_and_zero_gradient(impl, loss, options):
+    scores = torch.randn(3, 5, dtype=torch.float64)
+    relevance = torch.zeros(3, 5, dtype=torch.float64)
+    mask = torch.ones(3, 5, dtype=torch.bool)
+    mask[1] = False
+    value, grad = _grad(loss, scores, relevance, mask=mask, impl=impl, **options)
+    assert value == 0 and torch.all(grad == 0)
+    per_list = loss(scores, relevance, mask=mask, impl=impl, reduction="none", **options)
+    assert torch.isnan(per_list).all()  # skipped, as tn.ndcg(empty="skip") reports them
+    assert torch.equal(loss(scores, relevance, impl=impl, empty="zero", reduction="none", **options), torch.ones(3).double())
+
+
+@pytest.mark.parametrize(("loss", "options"), LOSSES)
+def test_loss_is_one_minus_the_smooth_ndcg_and_empty_lists_follow_the_metric(loss, options):
+    smooth = tn.neural_ndcg if loss is tn.neural_ndcg_loss else tn.approx_ndcg
+    scores, relevance, mask = awkward_batch(torch.float64)
+    if options.get("stochastic"):
+        options = {**options, "generator": torch.Generator().manual_seed(0)}
+    for empty in ("skip", "zero", "one"):
+        per_list = smooth(scores, relevance, 5, mask=mask, empty=empty, reduction="none", **options)
+        exact = tn.ndcg(scores, relevance, 5, mask=mask, empty=empty, reduction="none")
+        assert torch.equal(torch.isnan(per_list), torch.isnan(exact))
+        empty_lists = tn.idcg(relevance, 5, mask=mask, reduction="none") == 0
+        torch.testing.assert_close(per_list[empty_lists], exact[empty_lists], equal_nan=True)
+        if options.get("generator") is not None:
+            options["generator"].manual_seed(0)
+        losses = loss(scores, relevance, 5, mask=mask, empty=empty, reduction="none", **options)
+        torch.testing.assert_close(losses, 1 - per_list, equal_nan=True)
+        if options.get("generator") is not None:
+            options["generator"].manual_seed(0)
+    kept = ~torch.isnan(losses)
+    total = loss(scores, relevance, 5, mask=mask, reduction="sum", **options)
+    assert torch.isclose(total, losses[kept].sum())
+
+
+def test_leading_batch_axes_and_reductions():
+    scores = torch.randn(2, 3, 6)
+    relevance = torch.randint(0, 3, (2, 3, 6))
+    relevance[..., 0] = 1
+    for loss, options in LOSSES[:1] + LOSSES[3:]:
+        per_list = loss(scores, relevance, reduction="none", **options)
+        assert per_list.shape == (2, 3)
+        flat = loss(scores.reshape(6, 6), relevance.reshape(6, 6), reduction="none", **options)
+        torch.testing.assert_close(per_list.reshape(6), flat)
+        torch.testing.assert_close(loss(scores, relevance, **options), per_list.mean())
+
+
+def test_float64_inputs_compute_in_float64_and_half_scores_in_float32():
+    relevance = torch.randint(0, 3, (2, 5))
+    assert tn.neural_ndcg(torch.randn(2, 5, dtype=torch.float64), relevance, sinkhorn_iters=2).dtype == torch.float64
+    assert tn.approx_ndcg(torch.randn(2, 5).half(), relevance).dtype == torch.float32
+
+
+EXTREMES = [
+    ("huge scores", lambda: (torch.randn(3, 8) * 1e4, torch.randint(0, 4, (3, 8)), None)),
+    ("tied huge scores", lambda: (torch.full((2, 6), -1e4), torch.randint(0, 4, (2, 6)), None)),
+    ("N = 1", lambda: (torch.randn(3, 1), torch.ones(3, 1), None)),
+    ("one valid item", lambda: (torch.randn(2, 5), torch.ones(2, 5), torch.eye(5, dtype=torch.bool)[:2])),
+    ("all masked", lambda: (torch.randn(2, 5), torch.ones(2, 5), torch.zeros(2, 5, dtype=torch.bool))),
+    ("labels up to 30", lambda: (torch.randn(2, 7), torch.randint(0, 31, (2, 7)).float(), None)),
+]
+
+
+@pytest.mark.parametrize("temperature", [1e-3, 1.0, 1e3])
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize(("loss", "options"), LOSSES)
+@pytest.mark.parametrize(("case", "make"), EXTREMES, ids=[case for case, _ in EXTREMES])
+def test_no_nan_or_inf_at_the_extremes(case, make, loss, options, impl, temperature):
+    scores, relevance, mask = make()
+    for empty in ("skip", "zero"):
+        value, grad = _grad(
+            loss, scores, relevance, mask=mask, gain="exp2", temperature=temperature, impl=impl, empty=empty, **options
+        )
+        assert torch.isfinite(value) and torch.isfinite(grad).all(), (case, empty)
+
+
+@pytest.mark.parametrize("smooth", [tn.neural_ndcg, tn.approx_ndcg])
+def test_bad_input_is_refused_with_a_clear_error(smooth, monkeypatch):
+    scores, relevance = torch.randn(2, 4), torch.randint(0, 3, (2, 4))
+    errors = [
+        ({"temperature": 0}, ValueError, "temperature"),
+        ({"temperature": -1.0}, ValueError, "temperature"),
+        ({"temperature": math.nan}, ValueError, "temperature"),
+        ({"k": 0}, ValueError, "k must be"),
+        ({"k": (1, 5)}, ValueError, "single"),
+        ({"gain": "cubic"}, ValueError, "gain"),
+        ({"empty": "nan"}, ValueError, "empty"),
+        ({"reduction": "max"}, ValueError, "reduction"),
+        ({"impl": "fast"}, ValueError, "impl"),
+        ({"mask": torch.ones(2, 4)}, TypeError, "mask"),
+        ({"mask": torch.ones(2, 5, dtype=torch.bool)}, ValueError, "mask"),
+    ]
+    if smooth is tn.neural_ndcg:
+        errors += [
+            ({"sinkhorn_iters": 0}, ValueError, "sinkhorn_iters"),
+            ({"sinkhorn_iters": 2.5}, ValueError, "sinkhorn_iters"),
+            ({"samples": 0}, ValueError, "samples"),
+            ({"beta": 0.0}, ValueError, "beta"),
+        ]
+    for options, error, words in errors:
+        with pytest.raises(error, match=words):
+            smooth(scores, relevance, **options)
+    with pytest.raises(ValueError, match="same shape"):
+        smooth(scores, relevance[:, :3])
+    with pytest.raises(ValueError, match="NaN"):
+        smooth(torch.tensor([[0.0, math.nan]]), torch.tensor([[1, 0]]))
+    with pytest.raises(ValueError, match="negative"):
+        smooth(scores, -relevance - 1)
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    with pytest.raises((ValueError, ImportError), match="triton"):  # CPU tensors: no Triton kernels
+        smooth(scores, relevance, impl="triton")
+    with pytest.raises(ValueError, match="reduction"):
+        (tn.neural_ndcg_loss if smooth is tn.neural_ndcg else tn.approx_ndcg_loss)(scores, relevance, reduction="max")
