@@ -147,7 +147,15 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
     if not torch.cuda.is_available():
         print("The gpu table needs a CUDA device (torch.cuda.is_available() is False here); nothing was measured.")
         return
-    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, {time.strftime('%Y-%m-%d')}")
+    from torch_ndcg import triton as triton_kernels
+
+    if not triton_kernels.importable():
+        print("Triton is not installed: the Triton columns need it (pip install triton).")
+        return
+    import triton
+
+    print(f"{torch.cuda.get_device_name()}, torch {torch.__version__}, triton {triton.__version__}, "
+          f"{time.strftime('%Y-%m-%d')}")
     losses_table(args)
     metric_table(args)
 
