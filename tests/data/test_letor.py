@@ -111,3 +111,22 @@ def test_fold_pads_splits_to_one_feature_count(tmp_path):
     (tmp_path / "test.txt").unlink()
     with pytest.raises(ValueError, match="missing: test"):
         read_letor_fold(tmp_path)
+
+
+def test_round_trip_of_a_synthetic_set(tmp_path):
+    from torch_ndcg.data import synthetic_letor
+
+    original = synthetic_letor((6, 1, 1), num_features=5, list_length=(2, 6), seed=2)["train"]
+    lines = []
+    for q in range(len(original)):
+        x, y = original[q]
+        lines += [f"{int(label)} qid:{original.qids[q]} " + " ".join(f"{j + 1}:{v!r}" for j, v in enumerate(row))
+                  for row, label in zip(x.tolist(), y.tolist())]
+    ds = read_letor(write(tmp_path, "\n".join(lines[1::2] + lines[0::2]) + "\n"))  # interleave the queries
+    assert sorted(ds.qids, key=int) == original.qids
+    for q, qid in enumerate(ds.qids):
+        x, y = ds[q]
+        expected = original[original.qids.index(qid)]
+        # Items of a query keep their file order, which the interleaving changed: compare as sets.
+        assert sorted(map(tuple, x.tolist())) == sorted(map(tuple, expected[0].tolist()))
+        assert sorted(y.tolist()) == sorted(expected[1].tolist())
