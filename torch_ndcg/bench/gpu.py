@@ -96,8 +96,8 @@ def losses_table(args: argparse.Namespace) -> None:
                 except torch.cuda.OutOfMemoryError:
                     row[impl] = (None, None)
                     dense_fits = dense_fits and impl != "dense"
-                    scores.grad = None
-                    torch.cuda.empty_cache()
+                scores.grad = None
+                torch.cuda.empty_cache()  # after the except block, which frees the failed graph
             cells = " | ".join(f"{_fmt_time(row[i][0]):>13} {_fmt_mib(row[i][1]):>9}" for i in IMPLS)
             triton = row["triton"][0]
             print(f"{loss:<11} {n:>6} | {cells} | {_ratio(row['streaming'][0], triton):>13} "
