@@ -1,0 +1,16 @@
+"""The losses benchmark runs end to end at tiny sizes and prints its table."""
+
+from torch_ndcg.bench import losses
+
+
+def test_losses_benchmark_quick(capsys):
+    losses.main(quick=True, argv=[])
+    out = capsys.readouterr().out
+    assert "NeuralNDCG" in out and "ApproxNDCG" in out and "stream MiB" in out
+    rows = [line for line in out.splitlines() if line.startswith(("NeuralNDCG", "ApproxNDCG"))]
+    assert len(rows) == 6
+
+
+def test_one_case_in_a_fresh_process():
+    result = losses._fresh_process("ApproxNDCG", "streaming", 2, 16, 3)
+    assert result["seconds"] > 0 and result["peak_mib"] >= 0
