@@ -78,3 +78,13 @@ def test_baseline_losses_ignore_padding():
         assert torch.allclose(padded, trimmed) and torch.allclose(padded, garbage)
     # Pointwise is the mean squared error of the two real items: ((2-1)² + (1-0)²) / 2.
     assert train_ranker.pointwise_loss(scores, relevance, mask, config).item() == pytest.approx(1.0)
+
+
+def test_without_torchmetrics_the_functional_fallback_agrees(monkeypatch):
+    config = make_config({"synthetic_queries": [8, 30, 4], "synthetic_list_length": [3, 15]})
+    vali = train_ranker.load_data(config)["vali"]
+    with_classes = train_ranker.evaluate(train_ranker.random_scorer(0), vali, config)
+    monkeypatch.setitem(__import__("sys").modules, "torch_ndcg.metrics", None)  # import now fails
+    assert isinstance(train_ranker.ndcg_metric([10]), train_ranker._FunctionalNDCG)
+    fallback = train_ranker.evaluate(train_ranker.random_scorer(0), vali, config)
+    assert fallback == pytest.approx(with_classes, abs=1e-6)
