@@ -35,9 +35,12 @@ class DenseLists:
 
     scores: Tensor  # -inf at masked items
     gains: Tensor  # 0 at masked items
-    hits: Tensor  # 1.0 where relevance > 0 (and unmasked), else 0.0
     relevance: Tensor  # 0 at masked items
     dtype: torch.dtype
+
+    def hits(self) -> Tensor:
+        """1.0 where relevance > 0 (and unmasked), else 0.0; built only by metrics that count hits."""
+        return (self.relevance > 0).to(self.dtype)
 
     @property
     def length(self) -> int:
@@ -72,8 +75,7 @@ def prepare_lists(
     if mask is not None:
         # A callable gain may give label 0 a non-zero gain: padding must still add nothing.
         gains = torch.where(mask, gains, torch.zeros_like(gains))
-    hits = (real_relevance > 0).to(dtype)
-    return DenseLists(float_scores, gains, hits, real_relevance, dtype)
+    return DenseLists(float_scores, gains, real_relevance, dtype)
 
 
 def sum_to_cutoffs(terms: Tensor, cutoffs: tuple[int | None, ...]) -> Tensor:
@@ -96,10 +98,13 @@ def _finish(values: Tensor, many: bool, reduction: str) -> Tensor:
     return reduce(values, reduction, cutoff_dim=many)
 
 
-def _slots(lists: DenseLists, cutoffs: tuple[int | None, ...], ties: str) -> Slots:
+def _slots(
+    lists: DenseLists, cutoffs: tuple[int | None, ...], ties: str, hits: Tensor | None = None
+) -> Slots:
+    """Ranked slots; pass ``hits`` (from :meth:`DenseLists.hits`) for metrics that count relevant items."""
     check_option("ties", ties, TIES)
     depth = _depth(cutoffs, lists.length)
-    return rank_slots(lists.scores, lists.gains, lists.hits, lists.relevance, depth, ties)
+    return rank_slots(lists.scores, lists.gains, hits, lists.relevance, depth, ties)
 
 
 def _discounts(depth: int, discount: d.Discount, lists: DenseLists) -> Tensor:
@@ -275,9 +280,10 @@ def mrr(
     """
     lists = prepare_lists(scores, relevance, mask, "linear", validate)
     cutoffs, many = d.resolve_cutoffs(k)
-    slots = _slots(lists, cutoffs, ties)
+    hits = lists.hits()
+    slots = _slots(lists, cutoffs, ties, hits)
     values = sum_to_cutoffs(first_hit_probability(slots) / (slots.position + 1), cutoffs)
-    is_empty = (lists.hits.sum(-1, keepdim=True) == 0).expand_as(values)
+    is_empty = (hits.sum(-1, keepdim=True) == 0).expand_as(values)
     return _finish(apply_empty(values, is_empty, empty), many, reduction)
 
 
@@ -295,8 +301,9 @@ def _hit_metric(
     """Shared body of the binary-relevance companions (relevance > 0 counts as relevant)."""
     lists = prepare_lists(scores, relevance, mask, "linear", validate)
     cutoffs, many = d.resolve_cutoffs(k)
-    slots = _slots(lists, cutoffs, ties)
-    relevant = lists.hits.sum(-1, keepdim=True)
+    hits = lists.hits()
+    slots = _slots(lists, cutoffs, ties, hits)
+    relevant = hits.sum(-1, keepdim=True)
     listed = (lists.scores > -torch.inf).sum(-1, keepdim=True).to(lists.dtype)
     values, is_empty = binary_metric(name, slots, cutoffs, relevant, listed)
     return _finish(apply_empty(values, is_empty, empty), many, reduction)

@@ -31,9 +31,10 @@ class Slots:
     position: Tensor  # 0-based rank of the slot within its list
     group_gain: Tensor  # sum of the gains in the slot's tie group
     group_size: Tensor  # number of items in the tie group (≥ 1)
-    group_hits: Tensor  # number of relevant (relevance > 0) items in the tie group
+    group_hits: Tensor | None  # number of relevant (relevance > 0) items in the tie group
     group_start: Tensor  # 0-based rank of the group's first slot
-    hits_before: Tensor  # relevant items ranked in earlier groups
+    hits_before: Tensor | None  # relevant items ranked in earlier groups
+    # (the two relevant-item fields are None when a gain-only metric did not ask for them)
 
 
 def expected_gain(slots: Slots) -> Tensor:
