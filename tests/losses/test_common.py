@@ -111,11 +111,11 @@ EXTREMES = [
 @pytest.mark.parametrize(("case", "make"), EXTREMES, ids=[case for case, _ in EXTREMES])
 def test_no_nan_or_inf_at_the_extremes(case, make, loss, options, impl, temperature):
     scores, relevance, mask = make()
-    for empty in ("skip", "zero"):
-        value, grad = _grad(
-            loss, scores, relevance, mask=mask, gain="exp2", temperature=temperature, impl=impl, empty=empty, **options
-        )
-        assert torch.isfinite(value) and torch.isfinite(grad).all(), (case, empty)
+    # empty="zero": empty lists stay in the graph too, so their gradient is checked as well.
+    value, grad = _grad(
+        loss, scores, relevance, mask=mask, gain="exp2", temperature=temperature, impl=impl, empty="zero", **options
+    )
+    assert torch.isfinite(value) and torch.isfinite(grad).all()
 
 
 @pytest.mark.parametrize("smooth", [tn.neural_ndcg, tn.approx_ndcg])

@@ -65,7 +65,7 @@ def test_tied_scores_tend_to_the_tie_averaged_metric(k):
 
 @pytest.mark.parametrize("k", [None, 3])
 @pytest.mark.parametrize(
-    "options", [{}, {"transposed": True}, {"stochastic": True, "samples": 4, "generator": torch.Generator()}]
+    "options", [{}, {"transposed": True}, {"stochastic": True, "samples": 2, "generator": torch.Generator()}]
 )
 def test_adam_on_free_scores_reaches_the_best_ranking(k, options):
     gen = torch.Generator().manual_seed(4)
@@ -75,7 +75,7 @@ def test_adam_on_free_scores_reaches_the_best_ranking(k, options):
     # far apart get vanishing gradients and a list can stall (seen: ApproxNDCG at 0.957 with τ = 1).
     scores = (0.01 * torch.randn(4, 10, generator=gen, dtype=torch.float64)).requires_grad_()
     optimiser = torch.optim.Adam([scores], lr=0.1)
-    for _ in range(150):
+    for _ in range(100):
         optimiser.zero_grad()
         tn.neural_ndcg_loss(scores, relevance, k, sinkhorn_iters=10, **options).backward()
         optimiser.step()
