@@ -23,7 +23,8 @@ from . import kernels
 IMPLS = ("auto", "dense", "streaming", "triton")
 
 # impl="auto" keeps the readable dense path only while its [B, N, N] tensors are small; above
-# this many pairwise entries the streaming path is both leaner and (measured) no slower.
+# this many pairwise entries the streaming path is leaner and, in the losses benchmark (B = 32,
+# N = 128: 1.4 s vs 8.7 s), faster; below it, per-block overhead favours dense. Not finely tuned.
 AUTO_DENSE_MAX_PAIRS = 2**16
 
 
