@@ -6,11 +6,21 @@ from dense_reference import DEVICES
 from torchmetrics.retrieval import RetrievalNormalizedDCG
 
 import torch_ndcg as tn
+from torch_ndcg import grouped
 from torch_ndcg.grouped import _descending_key
 
 METRICS = ("ndcg", "dcg", "mrr", "precision", "recall", "hit_rate", "average_precision")
 TIES = ("average", "first", "worst", "best")
 EMPTY = ("zero", "one", "skip")
+
+
+@pytest.fixture(autouse=True, params=["padded rows", "segments"])
+def layout(request, monkeypatch):
+    """Run every test on both paths: padded [Q, L] rows for the dense kernels, and the segment
+    path that skewed query sizes take (forced here by declining every row layout)."""
+    if request.param == "segments":
+        monkeypatch.setattr(grouped, "_as_rows", lambda *args: None)
+    return request.param
 
 
 def random_batch(batch=30, n=10, device="cpu"):
@@ -171,8 +181,8 @@ def test_bad_input():
 
 @pytest.mark.parametrize("ties", TIES)
 def test_flattened_rectangular_batch_takes_the_dense_kernels_with_the_same_values(ties):
-    # Row-major flattening with ascending row ids is viewed as [Q, N]; a random interleaving of
-    # the same queries goes through the sort-based path. Both must equal the dense form.
+    # Row-major flattening with ascending row ids is viewed as [Q, N] without a sort; a random
+    # interleaving of the same queries is sorted by index first. Both must equal the dense form.
     scores, relevance, _ = random_batch(batch=12, n=7)
     everything = torch.ones_like(scores, dtype=torch.bool)
     rows = torch.arange(12)
@@ -183,7 +193,7 @@ def test_flattened_rectangular_batch_takes_the_dense_kernels_with_the_same_value
             expected = call(name, "dense", scores, relevance, {}, k, ties, "skip")
             assert_close(call(name, "grouped", *row_major, k, ties, "skip"), expected)
             assert_close(call(name, "grouped", *shuffled, k, ties, "skip"), expected)
-    # Near misses stay on the general path: descending ids, a query split in two, unequal sizes.
+    # Near misses: descending ids, a query split in two, unequal sizes.
     descending = row_major[0], row_major[1], -row_major[2]
     assert_close(tn.grouped_ndcg(*descending, 3, ties=ties, reduction="none"), tn.ndcg(scores, relevance, 3, ties=ties, reduction="none").flip(0))
     split = row_major[2].clone()
@@ -193,3 +203,17 @@ def test_flattened_rectangular_batch_takes_the_dense_kernels_with_the_same_value
     # A strided (non-contiguous) flat view works too.
     wide = torch.stack([row_major[0], row_major[0]], dim=1)[:, 0]
     assert_close(tn.grouped_ndcg(wide, row_major[1], row_major[2], 3), tn.ndcg(scores, relevance, 3))
+
+
+def test_padding_is_used_only_while_it_at_most_doubles_the_data(layout):
+    # Balanced sizes pad to rows; one long query among short ones would pad to far more than
+    # twice the data, so it takes the segment path. Both give the per-query dense values.
+    for name, lengths in {"balanced": [5, 4, 5, 3], "skewed": [40, 1, 1, 1]}.items():
+        indexes = torch.cat([torch.full((n,), q) for q, n in enumerate(lengths)])
+        indexes = indexes[torch.randperm(indexes.shape[0])]
+        scores, relevance = torch.randint(0, 3, indexes.shape).float(), torch.randint(0, 3, indexes.shape)
+        if layout == "padded rows":
+            rows = grouped._as_rows(scores, relevance, indexes, "average")
+            assert (rows is not None) == (name == "balanced")
+        expected = torch.stack([tn.ndcg(scores[indexes == q], relevance[indexes == q], 3) for q in range(len(lengths))])
+        assert torch.allclose(tn.grouped_ndcg(scores, relevance, indexes, 3, reduction="none"), expected, atol=1e-6)

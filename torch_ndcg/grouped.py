@@ -1,13 +1,12 @@
 """Flat, grouped form: 1-D ``scores``, ``relevance`` and ``indexes``, one query per distinct index.
 
 This is the layout of torchmetrics' retrieval metrics. Queries may come in any order and have
-any size; nothing is padded to ``[Q, longest query]`` (which explodes for skewed sizes). One
-lexicographic sort by (index ascending, score descending) lays every query out as a contiguous
+any size. When padding every query to the longest at most doubles the data, one stable sort by
+index lays the batch out as padded ``[Q, L]`` rows for the dense kernels. Otherwise nothing is
+padded (padding explodes for skewed sizes): one lexicographic sort by (index ascending, score descending) lays every query out as a contiguous
 segment in rank order; tie groups are runs of equal score inside a segment. The resulting flat
 :class:`~torch_ndcg.slots.Slots` carry the same per-slot statistics as the dense form, so the
-same tie-exact terms apply, and per-query values are segment sums (``index_add_``). A flattened
-rectangular batch (every query one contiguous run of the same length, ids ascending) is viewed
-as ``[Q, N]`` and handed to the dense kernels instead, which need no sort.
+same tie-exact terms apply, and per-query values are segment sums (``index_add_``).
 
 Output sizes here are data-dependent (the number of queries, the items with a positive gain),
 so unlike the dense form the grouped form synchronises with the device a few times even with
@@ -18,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -148,25 +148,50 @@ def _check_flat(scores: Tensor, relevance: Tensor, indexes: Tensor, ties: str) -
         raise ValueError("scores is empty (T = 0): there is no query to evaluate")
 
 
-def _as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor, ties: str) -> tuple[Tensor, Tensor] | None:
-    """``[Q, N]`` views of a flattened rectangular batch, else None.
+class Rows(NamedTuple):
+    """A flat batch laid out as padded ``[Q, L]`` rows for the dense kernels."""
 
-    When every query is one contiguous run of the same length in ascending index order (the
-    layout of a ``[Q, N]`` batch flattened with its row number as index), the dense kernels
-    give the same values (``ties="first"``'s flat order is the row order) without a sort.
-    Checking synchronises twice.
+    scores: Tensor
+    relevance: Tensor
+    mask: Tensor | None  # None when every query has exactly L items
+
+
+# Padding every query to the longest is worth it (the dense kernels need no segment
+# bookkeeping) while it at most doubles the data; skewed sizes take the segment path.
+_MAX_PADDING = 2
+
+
+def _as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor, ties: str) -> Rows | None:
+    """``[Q, L]`` rows (ascending index order) when padding is cheap, else None.
+
+    One stable sort by index (skipped when ids already ascend) keeps each query's items in
+    input order, which is what ``ties="first"`` ranks by. Synchronises up to four times.
     """
     _check_flat(scores, relevance, indexes, ties)
-    start = _starts(indexes)
-    count = int(start.sum())
     total = indexes.shape[0]
-    if total % count:
+    if bool((indexes[1:] >= indexes[:-1]).all()):
+        ids, order = indexes, None
+    else:
+        # Sorting 32-bit keys is about twice as fast as 64-bit ones on CPU.
+        ids, order = torch.sort(indexes.int() if _fits_half_word(indexes) else indexes, stable=True)
+        scores, relevance = _take(scores, order), _take(relevance, order)
+    start = _starts(ids)
+    count = int(start.sum())
+    if total % count == 0 and bool(start.view(count, -1)[:, 0].all()):
+        # Exactly one run start at the head of every equal slice: every query has total/count items.
+        return Rows(scores.reshape(count, -1), relevance.reshape(count, -1), None)
+    query, first, size = _runs(start)
+    longest = int(size.max())
+    if count * longest > _MAX_PADDING * total:
         return None
-    # Exactly `count` run starts, one at each row's head, and ascending ids: each row is one query.
-    rows = start.view(count, total // count)[:, 0].all() & (indexes[1:] >= indexes[:-1]).all()
-    if not bool(rows):
-        return None
-    return scores.reshape(count, -1), relevance.reshape(count, -1)
+    slot = query * longest + torch.arange(total, device=ids.device) - first
+    padded = count * longest
+    mask = torch.zeros(padded, dtype=torch.bool, device=ids.device).index_fill_(0, slot, True)
+    return Rows(
+        scores.new_zeros(padded).index_copy_(0, slot, scores).view(count, longest),
+        relevance.new_zeros(padded).index_copy_(0, slot, relevance).view(count, longest),
+        mask.view(count, longest),
+    )
 
 
 def prepare_segments(
@@ -312,7 +337,8 @@ def grouped_ndcg(
     rows = _as_rows(scores, relevance, indexes, ties)
     if rows is not None:
         return dense.ndcg(
-            *rows, k, gain=gain, discount=discount, ties=ties, empty=empty, reduction=reduction, validate=validate
+            rows.scores, rows.relevance, k, mask=rows.mask, gain=gain, discount=discount, ties=ties,
+            empty=empty, reduction=reduction, validate=validate,
         )
     dcg_k, idcg_k, many = _dcg_idcg(scores, relevance, indexes, k, gain, discount, ties, validate, True)
     is_empty = idcg_k == 0
@@ -341,7 +367,10 @@ def grouped_dcg(
     """
     rows = _as_rows(scores, relevance, indexes, ties)
     if rows is not None:
-        return dense.dcg(*rows, k, gain=gain, discount=discount, ties=ties, reduction=reduction, validate=validate)
+        return dense.dcg(
+            rows.scores, rows.relevance, k, mask=rows.mask, gain=gain, discount=discount, ties=ties,
+            reduction=reduction, validate=validate,
+        )
     dcg_k, _, many = _dcg_idcg(scores, relevance, indexes, k, gain, discount, ties, validate, False)
     return _finish(dcg_k, many, reduction)
 
@@ -367,7 +396,10 @@ def grouped_mrr(
     """
     rows = _as_rows(scores, relevance, indexes, ties)
     if rows is not None:
-        return dense.mrr(*rows, k, ties=ties, empty=empty, reduction=reduction, validate=validate)
+        return dense.mrr(
+            rows.scores, rows.relevance, k, mask=rows.mask, ties=ties, empty=empty, reduction=reduction,
+            validate=validate,
+        )
     segments = prepare_segments(scores, relevance, indexes, gain="linear", ties=ties, validate=validate)
     cutoffs, many = d.resolve_cutoffs(k)
     slots = segments.slots
@@ -417,7 +449,10 @@ def _companion(
 ) -> Tensor:
     rows = _as_rows(scores, relevance, indexes, ties)
     if rows is not None:
-        return getattr(dense, name)(*rows, k, ties=ties, empty=empty, reduction=reduction, validate=validate)
+        return getattr(dense, name)(
+            rows.scores, rows.relevance, k, mask=rows.mask, ties=ties, empty=empty, reduction=reduction,
+            validate=validate,
+        )
     segments = prepare_segments(scores, relevance, indexes, gain="linear", ties=ties, validate=validate)
     cutoffs, many = d.resolve_cutoffs(k)
     values, is_empty = _companion_values(name, segments, cutoffs)
