@@ -37,6 +37,7 @@ class DenseLists:
     gains: Tensor  # 0 at masked items
     relevance: Tensor  # 0 at masked items
     dtype: torch.dtype
+    ideal_key: Tensor  # its top-k indices are those of the top-k gains (see prepare_lists)
 
     def hits(self) -> Tensor:
         """1.0 where relevance > 0 (and unmasked), else 0.0; built only by metrics that count hits."""
@@ -66,16 +67,19 @@ def prepare_lists(
         check_score_values("scores", float_scores, mask)
         check_relevance_values("relevance", relevance, mask)
         d.check_exp2_range(relevance if mask is None else relevance[mask], gain, dtype, scores.shape[-1])
-    real_relevance = relevance.to(dtype)
     if mask is not None:
         # where(), not multiplication: masked labels may be NaN or negative.
-        real_relevance = torch.where(mask, real_relevance, torch.zeros_like(real_relevance))
+        relevance = torch.where(mask, relevance, torch.zeros_like(relevance))
         float_scores = float_scores.masked_fill(~mask, -torch.inf)
+    real_relevance = relevance.to(dtype)
     gains = d.gains(real_relevance, gain, dtype)
     if mask is not None:
         # A callable gain may give label 0 a non-zero gain: padding must still add nothing.
         gains = torch.where(mask, gains, torch.zeros_like(gains))
-    return DenseLists(float_scores, gains, real_relevance, dtype)
+    # The built-in gains increase with the label, so the best labels have the best gains, and
+    # topk is markedly faster on integer labels than on float gains.
+    ordinal = gain in ("linear", "exp2") and not relevance.is_floating_point() and relevance.dtype != torch.bool
+    return DenseLists(float_scores, gains, real_relevance, dtype, relevance if ordinal else gains)
 
 
 def sum_to_cutoffs(terms: Tensor, cutoffs: tuple[int | None, ...]) -> Tensor:
@@ -119,7 +123,7 @@ def _dcg_at(lists: DenseLists, cutoffs: tuple[int | None, ...], discount: d.Disc
 
 def _idcg_at(lists: DenseLists, cutoffs: tuple[int | None, ...], discount: d.Discount) -> Tensor:
     depth = _depth(cutoffs, lists.length)
-    ideal = _top(lists.gains, depth).values
+    ideal = lists.gains.gather(-1, _top(lists.ideal_key, depth).indices)
     return sum_to_cutoffs(ideal * _discounts(depth, discount, lists), cutoffs)
 
 
