@@ -12,7 +12,7 @@ import torch
 from torch import Tensor
 
 from . import definitions as d
-from .ranking import _top, rank_slots
+from .ranking import _top, ordered_key, rank_slots
 from .reduction import apply_empty, reduce
 from .slots import Slots, expected_gain, first_hit_probability, hit_probability, precision_term
 from .validation import (
@@ -37,7 +37,7 @@ class DenseLists:
     gains: Tensor  # 0 at masked items
     relevance: Tensor  # 0 at masked items
     dtype: torch.dtype
-    ideal_key: Tensor  # its top-k indices are those of the top-k gains (see prepare_lists)
+    gain: d.Gain
 
     def hits(self) -> Tensor:
         """1.0 where relevance > 0 (and unmasked), else 0.0; built only by metrics that count hits."""
@@ -76,10 +76,7 @@ def prepare_lists(
     if mask is not None:
         # A callable gain may give label 0 a non-zero gain: padding must still add nothing.
         gains = torch.where(mask, gains, torch.zeros_like(gains))
-    # The built-in gains increase with the label, so the best labels have the best gains, and
-    # topk is markedly faster on integer labels than on float gains.
-    ordinal = gain in ("linear", "exp2") and not relevance.is_floating_point() and relevance.dtype != torch.bool
-    return DenseLists(float_scores, gains, real_relevance, dtype, relevance if ordinal else gains)
+    return DenseLists(float_scores, gains, real_relevance, dtype, gain)
 
 
 def sum_to_cutoffs(terms: Tensor, cutoffs: tuple[int | None, ...]) -> Tensor:
@@ -123,7 +120,8 @@ def _dcg_at(lists: DenseLists, cutoffs: tuple[int | None, ...], discount: d.Disc
 
 def _idcg_at(lists: DenseLists, cutoffs: tuple[int | None, ...], discount: d.Discount) -> Tensor:
     depth = _depth(cutoffs, lists.length)
-    ideal = lists.gains.gather(-1, _top(lists.ideal_key, depth).indices)
+    key = ordered_key(lists.gains, nonnegative=lists.gain in ("linear", "exp2"))
+    ideal = lists.gains.gather(-1, _top(key, depth).indices)
     return sum_to_cutoffs(ideal * _discounts(depth, discount, lists), cutoffs)
 
 
