@@ -7,6 +7,7 @@ that the exact metric reports.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Union
@@ -101,7 +102,21 @@ def check_exp2_range(relevance: Tensor, gain: Gain, dtype: torch.dtype, length: 
 
 
 def discounts(depth: int, discount: Discount, dtype: torch.dtype, device: torch.device) -> Tensor:
-    """``discount(rank)`` for ranks ``1..depth`` as a ``[depth]`` tensor."""
+    """``discount(rank)`` for ranks ``1..depth`` as a ``[depth]`` tensor (never modify it in place:
+    the built-in ones are cached, since every metric call needs them)."""
+    if isinstance(discount, str) and not torch.compiler.is_compiling():
+        return _builtin_discounts(depth, discount, dtype, device)
+    return _discounts(depth, discount, dtype, device)
+
+
+@functools.lru_cache(maxsize=256)
+def _builtin_discounts(depth: int, discount: str, dtype: torch.dtype, device: torch.device) -> Tensor:
+    # A normal tensor even if first asked for under inference_mode: losses reuse it in autograd.
+    with torch.inference_mode(False):
+        return _discounts(depth, discount, dtype, device)
+
+
+def _discounts(depth: int, discount: Discount, dtype: torch.dtype, device: torch.device) -> Tensor:
     fn = resolve_discount(discount)
     ranks = torch.arange(1, depth + 1, dtype=dtype, device=device)
     values = fn(ranks)

@@ -178,7 +178,7 @@ def ndcg(
     dcg_k = _dcg_at(lists, cutoffs, discount, ties)
     idcg_k = _idcg_at(lists, cutoffs, discount)
     is_empty = idcg_k == 0
-    values = dcg_k / torch.where(is_empty, torch.ones_like(idcg_k), idcg_k)
+    values = dcg_k / torch.where(is_empty, 1.0, idcg_k)
     return _finish(apply_empty(values, is_empty, empty), many, reduction)
 
 

@@ -121,9 +121,7 @@ def _fingerprint(kind: str, cutoffs: tuple[int | None, ...], options: dict[str, 
 def _sum_and_count(values: Tensor) -> tuple[Tensor, Tensor]:
     """Per-cutoff sum and count of per-query values ``[..., C]``; NaN marks a skipped query."""
     flat = values.reshape(-1, values.shape[-1])
-    kept = ~torch.isnan(flat)
-    total = torch.where(kept, flat, torch.zeros_like(flat)).sum(0, dtype=torch.float64)
-    return total, kept.sum(0)
+    return flat.nansum(0, dtype=torch.float64), flat.shape[0] - torch.isnan(flat).sum(0)
 
 
 def _rows(state: list[Tensor] | Tensor) -> int:

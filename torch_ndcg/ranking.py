@@ -98,20 +98,21 @@ def _average_slots(scores: Tensor, gains: Tensor, hits: Tensor | None, depth: in
         if hits is not None:
             group_hits = torch.where(in_last, (hits * at_threshold).sum(-1, keepdim=True), group_hits)
     position = _positions(values)
-    # Each group's first slot, looked up by group id; non-first slots write to a spare column
-    # (a scatter + gather is several times faster than cummax on CPU).
-    first_slot = torch.zeros(*values.shape[:-1], depth + 1, dtype=position.dtype, device=values.device)
-    first_slot.scatter_(-1, torch.where(new_group, group_id, depth), position)
-    group_start = first_slot.gather(-1, group_id)
+    group_start = None
     if top_hits is not None:
+        # Each group's first slot, looked up by group id; non-first slots write to a spare
+        # column (a scatter + gather is several times faster than cummax on CPU).
+        first_slot = torch.zeros(*values.shape[:-1], depth + 1, dtype=position.dtype, device=values.device)
+        first_slot.scatter_(-1, torch.where(new_group, group_id, depth), position)
+        group_start = first_slot.gather(-1, group_id)
         hits_before = _exclusive_cumsum(top_hits).gather(-1, group_start)
-    dtype = gains.dtype
+        group_start = group_start.to(gains.dtype)
     return Slots(
-        position=position.to(dtype),
+        position=position.to(gains.dtype),
         group_gain=group_gain,
         group_size=group_size,
         group_hits=group_hits,
-        group_start=group_start.to(dtype),
+        group_start=group_start,
         hits_before=hits_before,
     )
 

@@ -24,7 +24,7 @@ def apply_empty(values: Tensor, is_empty: Tensor, empty: str) -> Tensor:
             )
         return values
     fill = {"zero": 0.0, "one": 1.0, "skip": float("nan")}[empty]
-    return torch.where(is_empty, torch.full_like(values, fill), values)
+    return torch.where(is_empty, fill, values)
 
 
 def reduce(values: Tensor, reduction: str, *, cutoff_dim: bool = False) -> Tensor:
@@ -38,9 +38,7 @@ def reduce(values: Tensor, reduction: str, *, cutoff_dim: bool = False) -> Tenso
     if reduction == "none":
         return values
     flat = values.reshape(-1, values.shape[-1]) if cutoff_dim else values.reshape(-1)
-    kept = ~torch.isnan(flat)
-    total = torch.where(kept, flat, torch.zeros_like(flat)).sum(dim=0)
     if reduction == "sum":
-        return total
-    count = kept.sum(dim=0).to(flat.dtype)
-    return total / count.clamp(min=1)
+        return flat.nansum(dim=0)
+    mean = flat.nanmean(dim=0)
+    return torch.where(torch.isnan(mean), 0.0, mean)  # a mean over no query is 0

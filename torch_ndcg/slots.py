@@ -32,9 +32,9 @@ class Slots:
     group_gain: Tensor  # sum of the gains in the slot's tie group
     group_size: Tensor  # number of items in the tie group (≥ 1)
     group_hits: Tensor | None  # number of relevant (relevance > 0) items in the tie group
-    group_start: Tensor  # 0-based rank of the group's first slot
+    group_start: Tensor | None  # 0-based rank of the group's first slot
     hits_before: Tensor | None  # relevant items ranked in earlier groups
-    # (the two relevant-item fields are None when a gain-only metric did not ask for them)
+    # (group_start and the relevant-item fields are None when a gain-only metric did not ask)
 
 
 def expected_gain(slots: Slots) -> Tensor:
