@@ -8,14 +8,14 @@ from torch_ndcg.ranking import rank_slots
 FIELDS = ("position", "group_gain", "group_size", "group_hits", "group_start", "hits_before")
 
 
-def slots_of(scores, relevance, depth, ties, mask=None):
+def slots_of(scores, relevance, depth, ties, mask=None, may_sync=False):
     """What dense.prepare_lists hands to rank_slots: -inf and zero labels at padding."""
     scores = torch.as_tensor(scores, dtype=torch.float64)
     relevance = torch.as_tensor(relevance, dtype=torch.float64)
     if mask is not None:
         scores = scores.masked_fill(~mask, -torch.inf)
         relevance = torch.where(mask, relevance, torch.zeros_like(relevance))
-    return rank_slots(scores, relevance * 10, (relevance > 0).double(), relevance, depth, ties)
+    return rank_slots(scores, relevance * 10, (relevance > 0).double(), relevance, depth, ties, may_sync=may_sync)
 
 
 def as_lists(slots):
@@ -96,3 +96,29 @@ def test_padding_ranks_last_with_nothing(ties):
     assert got.group_hits[3:].tolist() == [0.0, 0.0]
     # The real items' gains (10, 0, 20), all within the first 3 slots.
     assert (got.group_gain / got.group_size)[:3].sum().item() == 30.0
+
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", ["distinct", "tie at the cutoff", "tie in the top", "tie below", "masked"])
+@pytest.mark.parametrize("depth", [1, 4, 12])  # 12 = N: the full sort
+@pytest.mark.parametrize("with_hits", [True, False])
+def test_tie_free_shortcut_equals_the_tie_groups(case, depth, dtype, with_hits):
+    # may_sync=True skips the tie-group statistics when the top depth + 1 scores are distinct;
+    # both paths must give identical slots, with and without ties near the cutoff.
+    g = torch.Generator().manual_seed(depth)
+    scores = torch.randperm(6 * 12, generator=g).reshape(6, 12).to(dtype) / 7
+    relevance = torch.randint(0, 4, (6, 12), generator=g).to(dtype)
+    top = scores.sort(-1, descending=True).values
+    tied = {"tie at the cutoff": depth, "tie in the top": 1, "tie below": 11}.get(case)
+    if tied is not None and tied < 12:
+        scores[:3] = torch.where(scores[:3] == top[:3, tied : tied + 1], top[:3, tied - 1 : tied], scores[:3])
+    if case == "masked":
+        mask = torch.rand(6, 12, generator=g) < 0.7
+        scores, relevance = scores.masked_fill(~mask, -torch.inf), relevance * mask
+    hits = (relevance > 0).to(dtype) if with_hits else None
+    fields = FIELDS if with_hits else ("position", "group_gain", "group_size")
+    fast = rank_slots(scores, relevance * 10, hits, relevance, depth, "average", may_sync=True)
+    general = rank_slots(scores, relevance * 10, hits, relevance, depth, "average")
+    for field in fields:
+        assert torch.equal(getattr(fast, field), getattr(general, field)), field

@@ -38,6 +38,7 @@ class DenseLists:
     relevance: Tensor  # 0 at masked items
     dtype: torch.dtype
     gain: d.Gain
+    checked: bool  # values were validated (which synchronised), so ranking may read them too
 
     def hits(self) -> Tensor:
         """1.0 where relevance > 0 (and unmasked), else 0.0; built only by metrics that count hits."""
@@ -76,7 +77,7 @@ def prepare_lists(
     if mask is not None:
         # A callable gain may give label 0 a non-zero gain: padding must still add nothing.
         gains = torch.where(mask, gains, torch.zeros_like(gains))
-    return DenseLists(float_scores, gains, real_relevance, dtype, gain)
+    return DenseLists(float_scores, gains, real_relevance, dtype, gain, validate)
 
 
 def sum_to_cutoffs(terms: Tensor, cutoffs: tuple[int | None, ...]) -> Tensor:
@@ -105,7 +106,7 @@ def _slots(
     """Ranked slots; pass ``hits`` (from :meth:`DenseLists.hits`) for metrics that count relevant items."""
     check_option("ties", ties, TIES)
     depth = _depth(cutoffs, lists.length)
-    return rank_slots(lists.scores, lists.gains, hits, lists.relevance, depth, ties)
+    return rank_slots(lists.scores, lists.gains, hits, lists.relevance, depth, ties, may_sync=lists.checked)
 
 
 def _discounts(depth: int, discount: d.Discount, lists: DenseLists) -> Tensor:

@@ -60,6 +60,8 @@ def rank_slots(
     relevance: Tensor,
     depth: int,
     ties: str,
+    *,
+    may_sync: bool = False,
 ) -> Slots:
     """Slots ``0..depth-1`` of every list.
 
@@ -69,15 +71,25 @@ def rank_slots(
     index, ascending relevance and descending relevance respectively (gains and hits are
     functions of relevance, so the order inside equal relevance cannot matter).
     ``hits=None`` leaves the relevant-item statistics out, for metrics that only need gains.
+    ``may_sync=True`` allows reading one value on the host: with ``ties="average"``, when no two
+    of the top ``depth + 1`` scores are equal every group has one member, and the tie-group
+    statistics (a dozen small kernels, which dominate on small batches) are skipped.
     """
     scores = ordered_key(scores)  # only order and equality of scores matter from here on
-    if ties == "average":
-        return _average_slots(scores, gains, hits, depth)
-    return _broken_slots(scores, gains, hits, relevance, depth, ties)
+    if ties != "average":
+        return _broken_slots(scores, gains, hits, relevance, depth, ties)
+    if not may_sync:
+        return _average_slots(scores, gains, hits, *_top(scores, depth))
+    # One more slot than needed: a tie between the last slot and the next one crosses the cutoff.
+    values, index = _top(scores, min(depth + 1, scores.shape[-1]))
+    if bool((values[..., 1:] != values[..., :-1]).all()):
+        return _ordered_slots(gains, hits, index[..., :depth])
+    return _average_slots(scores, gains, hits, values[..., :depth], index[..., :depth])
 
 
-def _average_slots(scores: Tensor, gains: Tensor, hits: Tensor | None, depth: int) -> Slots:
-    values, index = _top(scores, depth)
+def _average_slots(scores: Tensor, gains: Tensor, hits: Tensor | None, values: Tensor, index: Tensor) -> Slots:
+    """Tie-group slots from the top ``depth`` ``values`` of ``scores`` (descending) and their ``index``."""
+    depth = values.shape[-1]
     top_gains = gains.gather(-1, index)
     new_group = torch.ones_like(values, dtype=torch.bool)
     new_group[..., 1:] = values[..., 1:] != values[..., :-1]
@@ -146,6 +158,11 @@ def _broken_slots(
         position = _positions(index)
         from_group = group_index.gather(-1, (position - above).clamp(min=0))
         index = torch.where(position < above, index, from_group)
+    return _ordered_slots(gains, hits, index)
+
+
+def _ordered_slots(gains: Tensor, hits: Tensor | None, index: Tensor) -> Slots:
+    """Slots holding the items ``index`` in that order, one item per tie group."""
     slot_gains = gains.gather(-1, index)
     slot_hits = None if hits is None else hits.gather(-1, index)
     position = _positions(index).to(gains.dtype)
