@@ -32,6 +32,12 @@ def ordered_key(values: Tensor, *, nonnegative: bool = False) -> Tensor:
     return bits ^ ((bits >> (width - 1)) & torch.iinfo(bits.dtype).max)
 
 
+# Integer keys speed up CPU topk by ~15-25 % on mid-sized batches (2,000 × 100), but their four
+# elementwise passes cost more than that on small ones (64 × 200: +17 µs on a 30 µs topk) and
+# on large ones, where each pass is a fresh memory-bound allocation (10,000 × 1,000: 1.6× slower).
+_KEYS_PAY_OFF = (2**16, 2**21)
+
+
 def _top(values: Tensor, depth: int) -> tuple[Tensor, Tensor]:
     """The ``depth`` largest values (descending) and their indices; a full sort when depth = N."""
     if depth == values.shape[-1]:
@@ -75,7 +81,8 @@ def rank_slots(
     of the top ``depth + 1`` scores are equal every group has one member, and the tie-group
     statistics (a dozen small kernels, which dominate on small batches) are skipped.
     """
-    scores = ordered_key(scores)  # only order and equality of scores matter from here on
+    if _KEYS_PAY_OFF[0] <= scores.numel() < _KEYS_PAY_OFF[1]:
+        scores = ordered_key(scores)  # only order and equality of scores matter from here on
     if ties != "average":
         return _broken_slots(scores, gains, hits, relevance, depth, ties)
     if not may_sync:
