@@ -6,6 +6,7 @@ as a handful of tensor kernels on the inputs' device (no Python loop over querie
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -313,31 +314,43 @@ def _hit_metric(
 
 
 def binary_metric(
-    name: str, slots: Slots, cutoffs: tuple[int | None, ...], relevant: Tensor, listed: Tensor
+    name: str,
+    slots: Slots,
+    cutoffs: tuple[int | None, ...],
+    relevant: Tensor,
+    listed: Tensor,
+    sums: Callable[[Tensor], Tensor] | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """Precision, recall, hit rate or average precision at each cutoff, from dense slots.
+    """Precision, recall, hit rate or average precision at each cutoff: the one place their
+    normalisers are defined, for every form.
 
     ``relevant`` and ``listed`` are ``[..., 1]`` counts of relevant and of real items per list.
-    Returns the values ``[..., C]`` and which of them are empty (the list has no relevant item).
+    ``sums`` turns per-slot terms into ``[..., C]`` per-list sums up to each cutoff (default:
+    dense slots, :func:`sum_to_cutoffs`). Returns the values ``[..., C]`` and which of them are
+    empty (the list has no relevant item).
     """
+    if sums is None:
+        sums = lambda terms: sum_to_cutoffs(terms, cutoffs)  # noqa: E731
+    per_slot = {
+        "precision": hit_probability,
+        "recall": hit_probability,
+        "hit_rate": first_hit_probability,
+        "average_precision": precision_term,
+    }[name]
+    totals = sums(per_slot(slots))
     is_empty = (relevant == 0).expand(*relevant.shape[:-1], len(cutoffs))
     safe_relevant = relevant.clamp(min=1)
     if name == "precision":
-        hits = sum_to_cutoffs(hit_probability(slots), cutoffs)
         # trec_eval's P@k: divide by k even when the list is shorter; k=None means the list.
-        size = torch.cat([listed if c is None else torch.full_like(listed, c) for c in cutoffs], dim=-1)
-        return hits / size.clamp(min=1), is_empty
-    if name == "recall":
-        return sum_to_cutoffs(hit_probability(slots), cutoffs) / safe_relevant, is_empty
-    if name == "hit_rate":
-        return sum_to_cutoffs(first_hit_probability(slots), cutoffs), is_empty
-    if name == "average_precision":
+        norm = torch.cat([listed if c is None else torch.full_like(listed, c) for c in cutoffs], dim=-1).clamp(min=1)
+    elif name == "recall":
+        norm = safe_relevant
+    elif name == "average_precision":
         # AP@k normalises by min(R, k) (AP with k=None is trec_eval's AP: divide by R).
-        norm = torch.cat(
-            [safe_relevant if c is None else safe_relevant.clamp(max=c) for c in cutoffs], dim=-1
-        )
-        return sum_to_cutoffs(precision_term(slots), cutoffs) / norm, is_empty
-    raise AssertionError(name)
+        norm = torch.cat([safe_relevant if c is None else safe_relevant.clamp(max=c) for c in cutoffs], dim=-1)
+    else:
+        return totals, is_empty
+    return totals / norm, is_empty
 
 
 def precision(

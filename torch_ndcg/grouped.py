@@ -15,7 +15,6 @@ so unlike the dense form the grouped form synchronises with the device a few tim
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -25,7 +24,7 @@ from torch import Tensor
 from . import definitions as d
 from . import dense
 from .reduction import apply_empty, reduce
-from .slots import Slots, expected_gain, first_hit_probability, hit_probability, precision_term
+from .slots import Slots, expected_gain, first_hit_probability
 from .validation import (
     TIES,
     as_float_scores,
@@ -408,34 +407,6 @@ def grouped_mrr(
     return _finish(apply_empty(values, is_empty, empty), many, reduction)
 
 
-def _companion_values(name: str, segments: Segments, cutoffs: Cutoffs) -> tuple[Tensor, Tensor]:
-    """Precision, recall, hit rate or AP per query, with the normalisers of ``dense.binary_metric``.
-
-    Precision divides by ``k`` (the query's size for ``k=None``), recall by R, AP@k by
-    ``min(R, k)`` (R for ``k=None``); a query with R = 0 is empty.
-    """
-    slots = segments.slots
-    relevant = segments.relevant
-    safe_relevant = relevant.clamp(min=1)
-    is_empty = (relevant == 0).expand(-1, len(cutoffs))
-    per_slot: dict[str, Callable[[Slots], Tensor]] = {
-        "precision": hit_probability,
-        "recall": hit_probability,
-        "hit_rate": first_hit_probability,
-        "average_precision": precision_term,
-    }
-    sums = segments.sum(per_slot[name](slots), cutoffs)
-    if name == "precision":
-        norm = torch.cat([segments.size if c is None else torch.full_like(segments.size, c) for c in cutoffs], -1)
-    elif name == "recall":
-        norm = safe_relevant
-    elif name == "average_precision":
-        norm = torch.cat([safe_relevant if c is None else safe_relevant.clamp(max=c) for c in cutoffs], -1)
-    else:
-        norm = torch.ones_like(safe_relevant)
-    return sums / norm, is_empty
-
-
 def _companion(
     name: str,
     scores: Tensor,
@@ -455,7 +426,10 @@ def _companion(
         )
     segments = prepare_segments(scores, relevance, indexes, gain="linear", ties=ties, validate=validate)
     cutoffs, many = d.resolve_cutoffs(k)
-    values, is_empty = _companion_values(name, segments, cutoffs)
+    values, is_empty = dense.binary_metric(
+        name, segments.slots, cutoffs, segments.relevant, segments.size,
+        sums=lambda terms: segments.sum(terms, cutoffs),
+    )
     return _finish(apply_empty(values, is_empty, empty), many, reduction)
 
 
