@@ -14,7 +14,7 @@ from torch import Tensor
 
 from . import definitions as d
 from .ranking import _top, ordered_key, rank_slots
-from .reduction import apply_empty, reduce
+from .reduction import apply_empty, finish
 from .slots import Slots, expected_gain, first_hit_probability, hit_probability, precision_term
 from .validation import (
     TIES,
@@ -93,12 +93,6 @@ def sum_to_cutoffs(terms: Tensor, cutoffs: tuple[int | None, ...]) -> Tensor:
 
 def _depth(cutoffs: tuple[int | None, ...], length: int) -> int:
     return max(d.clip_cutoff(k, length) for k in cutoffs)
-
-
-def _finish(values: Tensor, many: bool, reduction: str) -> Tensor:
-    if not many:
-        values = values.squeeze(-1)
-    return reduce(values, reduction, cutoff_dim=many)
 
 
 def _slots(
@@ -181,7 +175,7 @@ def ndcg(
     idcg_k = _idcg_at(lists, cutoffs, discount)
     is_empty = idcg_k == 0
     values = dcg_k / torch.where(is_empty, 1.0, idcg_k)
-    return _finish(apply_empty(values, is_empty, empty), many, reduction)
+    return finish(apply_empty(values, is_empty, empty), many, reduction)
 
 
 def dcg(
@@ -207,7 +201,7 @@ def dcg(
     """
     lists = prepare_lists(scores, relevance, mask, gain, validate)
     cutoffs, many = d.resolve_cutoffs(k)
-    return _finish(_dcg_at(lists, cutoffs, discount, ties), many, reduction)
+    return finish(_dcg_at(lists, cutoffs, discount, ties), many, reduction)
 
 
 def idcg(
@@ -232,7 +226,7 @@ def idcg(
     check_relevance_dtype("relevance", relevance)
     lists = prepare_lists(torch.zeros(relevance.shape, device=relevance.device), relevance, mask, gain, validate)
     cutoffs, many = d.resolve_cutoffs(k)
-    return _finish(_idcg_at(lists, cutoffs, discount), many, reduction)
+    return finish(_idcg_at(lists, cutoffs, discount), many, reduction)
 
 
 def cg(
@@ -256,7 +250,7 @@ def cg(
     lists = prepare_lists(scores, relevance, mask, gain, validate)
     cutoffs, many = d.resolve_cutoffs(k)
     terms = expected_gain(_slots(lists, cutoffs, ties))
-    return _finish(sum_to_cutoffs(terms, cutoffs), many, reduction)
+    return finish(sum_to_cutoffs(terms, cutoffs), many, reduction)
 
 
 def mrr(
@@ -288,7 +282,7 @@ def mrr(
     slots = _slots(lists, cutoffs, ties, hits)
     values = sum_to_cutoffs(first_hit_probability(slots) / (slots.position + 1), cutoffs)
     is_empty = (hits.sum(-1, keepdim=True) == 0).expand_as(values)
-    return _finish(apply_empty(values, is_empty, empty), many, reduction)
+    return finish(apply_empty(values, is_empty, empty), many, reduction)
 
 
 def _hit_metric(
@@ -310,7 +304,7 @@ def _hit_metric(
     relevant = hits.sum(-1, keepdim=True)
     listed = (lists.scores > -torch.inf).sum(-1, keepdim=True).to(lists.dtype)
     values, is_empty = binary_metric(name, slots, cutoffs, relevant, listed)
-    return _finish(apply_empty(values, is_empty, empty), many, reduction)
+    return finish(apply_empty(values, is_empty, empty), many, reduction)
 
 
 def binary_metric(

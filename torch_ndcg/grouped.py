@@ -23,7 +23,7 @@ from torch import Tensor
 
 from . import definitions as d
 from . import dense
-from .reduction import apply_empty, reduce
+from .reduction import apply_empty, finish
 from .slots import Slots, expected_gain, first_hit_probability
 from .validation import (
     TIES,
@@ -277,12 +277,6 @@ def _idcg(segments: Segments, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
     return _segment_sums(terms, position, query, segments.count, cutoffs)
 
 
-def _finish(values: Tensor, many: bool, reduction: str) -> Tensor:
-    if not many:
-        values = values.squeeze(-1)
-    return reduce(values, reduction, cutoff_dim=many)
-
-
 def _dcg_idcg(
     scores: Tensor,
     relevance: Tensor,
@@ -342,7 +336,7 @@ def grouped_ndcg(
     dcg_k, idcg_k, many = _dcg_idcg(scores, relevance, indexes, k, gain, discount, ties, validate, True)
     is_empty = idcg_k == 0
     values = dcg_k / torch.where(is_empty, torch.ones_like(idcg_k), idcg_k)
-    return _finish(apply_empty(values, is_empty, empty), many, reduction)
+    return finish(apply_empty(values, is_empty, empty), many, reduction)
 
 
 def grouped_dcg(
@@ -371,7 +365,7 @@ def grouped_dcg(
             reduction=reduction, validate=validate,
         )
     dcg_k, _, many = _dcg_idcg(scores, relevance, indexes, k, gain, discount, ties, validate, False)
-    return _finish(dcg_k, many, reduction)
+    return finish(dcg_k, many, reduction)
 
 
 def grouped_mrr(
@@ -404,7 +398,7 @@ def grouped_mrr(
     slots = segments.slots
     values = segments.sum(first_hit_probability(slots) / (slots.position + 1), cutoffs)
     is_empty = (segments.relevant == 0).expand_as(values)
-    return _finish(apply_empty(values, is_empty, empty), many, reduction)
+    return finish(apply_empty(values, is_empty, empty), many, reduction)
 
 
 def _companion(
@@ -430,7 +424,7 @@ def _companion(
         name, segments.slots, cutoffs, segments.relevant, segments.size,
         sums=lambda terms: segments.sum(terms, cutoffs),
     )
-    return _finish(apply_empty(values, is_empty, empty), many, reduction)
+    return finish(apply_empty(values, is_empty, empty), many, reduction)
 
 
 def grouped_precision(

@@ -30,7 +30,7 @@ from torch import Tensor
 from . import definitions as d
 from .dense import binary_metric, sum_to_cutoffs
 from .ranking import _top
-from .reduction import apply_empty, reduce
+from .reduction import apply_empty, finish
 from .slots import Slots, expected_gain, first_hit_probability
 from .validation import check_ids, check_list_length, check_relevance_dtype, check_relevance_values
 
@@ -160,10 +160,7 @@ def prepare_ranked(
 
 
 def _finish(values: Tensor, lists: RankedLists, many: bool, reduction: str) -> Tensor:
-    values = values.reshape(*lists.batch_shape, values.shape[-1])
-    if not many:
-        values = values.squeeze(-1)
-    return reduce(values, reduction, cutoff_dim=many)
+    return finish(values.reshape(*lists.batch_shape, values.shape[-1]), many, reduction)
 
 
 def _discounts(lists: RankedLists, depth: int, discount: d.Discount) -> Tensor:

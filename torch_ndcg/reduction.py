@@ -42,3 +42,10 @@ def reduce(values: Tensor, reduction: str, *, cutoff_dim: bool = False) -> Tenso
         return flat.nansum(dim=0)
     mean = flat.nanmean(dim=0)
     return torch.where(torch.isnan(mean), 0.0, mean)  # a mean over no query is 0
+
+
+def finish(values: Tensor, many: bool, reduction: str) -> Tensor:
+    """Reduce ``[..., C]`` per-query values; a single cutoff (``many=False``) drops the C axis."""
+    if not many:
+        values = values.squeeze(-1)
+    return reduce(values, reduction, cutoff_dim=many)
