@@ -203,22 +203,17 @@ def test_reset_clears_state_and_the_input_form() -> None:
         assert metric.compute().item() == 0.0
 
 
-def test_mixing_dense_and_flat_updates_is_refused() -> None:
-    scores, relevance = torch.rand(2, 3), torch.ones(2, 3)
-    dense_first = M.NDCG()
-    dense_first.update(scores, relevance)
-    with pytest.raises(ValueError, match="both dense batches"):
-        dense_first.update(scores.flatten(), relevance.flatten(), indexes=torch.zeros(6, dtype=torch.long))
-    flat_first = M.NDCG()
-    flat_first.update(scores.flatten(), relevance.flatten(), indexes=torch.zeros(6, dtype=torch.long))
-    with pytest.raises(ValueError, match="both dense batches"):
-        flat_first.update(scores, relevance)
-    # forward() updates a fresh copy of the state, so the mix is caught at compute
-    forwarded = M.NDCG()
-    forwarded(scores, relevance)
-    forwarded(scores.flatten(), relevance.flatten(), indexes=torch.zeros(6, dtype=torch.long))
-    with pytest.raises(ValueError, match="both dense batches"):
-        forwarded.compute()
+@pytest.mark.parametrize("forward", [False, True])
+def test_dense_and_flat_updates_mix_into_one_mean(forward: bool) -> None:
+    scores, relevance, _ = dense_data()
+    flat_ids = torch.arange(5, 10).repeat_interleave(scores.shape[1])
+    metric = M.NDCG(k=(1, 3), empty="skip")
+    step = metric if forward else metric.update  # forward() merges a fresh copy of the state
+    step(scores[5:10].flatten(), relevance[5:10].flatten(), indexes=flat_ids)
+    step(scores[:5], relevance[:5])
+    expected = tn.ndcg(scores[:10], relevance[:10], (1, 3), empty="skip")
+    got = metric.compute()
+    torch.testing.assert_close(torch.stack([got["ndcg@1"], got["ndcg@3"]]), expected)
 
 
 # load_state_dict restores the states, not torchmetrics' update counter, hence its warning

@@ -13,8 +13,9 @@ import torch
 from torch import Tensor
 
 from . import definitions as d
-from .ranking import _top, ordered_key, rank_slots
-from .reduction import apply_empty, finish
+from .ranking import rank_slots
+from .selection import top_values
+from .reduction import apply_empty, finish, normalise
 from .slots import Slots, expected_gain, first_hit_probability, hit_probability, precision_term
 from .validation import (
     TIES,
@@ -116,8 +117,7 @@ def _dcg_at(lists: DenseLists, cutoffs: tuple[int | None, ...], discount: d.Disc
 
 def _idcg_at(lists: DenseLists, cutoffs: tuple[int | None, ...], discount: d.Discount) -> Tensor:
     depth = _depth(cutoffs, lists.length)
-    key = ordered_key(lists.gains, nonnegative=lists.gain in ("linear", "exp2"))
-    ideal = lists.gains.gather(-1, _top(key, depth).indices)
+    ideal = top_values(lists.gains, depth, nonnegative=lists.gain in ("linear", "exp2"))
     return sum_to_cutoffs(ideal * _discounts(depth, discount, lists), cutoffs)
 
 
@@ -173,9 +173,7 @@ def ndcg(
     cutoffs, many = d.resolve_cutoffs(k)
     dcg_k = _dcg_at(lists, cutoffs, discount, ties)
     idcg_k = _idcg_at(lists, cutoffs, discount)
-    is_empty = idcg_k == 0
-    values = dcg_k / torch.where(is_empty, 1.0, idcg_k)
-    return finish(apply_empty(values, is_empty, empty), many, reduction)
+    return finish(normalise(dcg_k, idcg_k, empty), many, reduction)
 
 
 def dcg(

@@ -23,7 +23,7 @@ from torch import Tensor
 
 from . import definitions as d
 from . import dense
-from .reduction import apply_empty, finish
+from .reduction import apply_empty, finish, normalise
 from .slots import Slots, expected_gain, first_hit_probability
 from .validation import (
     TIES,
@@ -334,9 +334,7 @@ def grouped_ndcg(
             empty=empty, reduction=reduction, validate=validate,
         )
     dcg_k, idcg_k, many = _dcg_idcg(scores, relevance, indexes, k, gain, discount, ties, validate, True)
-    is_empty = idcg_k == 0
-    values = dcg_k / torch.where(is_empty, torch.ones_like(idcg_k), idcg_k)
-    return finish(apply_empty(values, is_empty, empty), many, reduction)
+    return finish(normalise(dcg_k, idcg_k, empty), many, reduction)
 
 
 def grouped_dcg(

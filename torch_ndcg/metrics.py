@@ -14,7 +14,8 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
   ``compute()``, whose working memory comes on top (``python -m torch_ndcg.bench metrics``
   measures both). Under DDP ``compute()`` all-gathers the rows, so every rank then holds the
   union. An id must name the same query on every rank (use global query ids, not per-rank
-  batch positions). One instance takes either dense or flat batches, never both.
+  batch positions). One instance may take both forms: the mean then runs over the dense
+  rows' queries and the flat rows' queries together.
 * **ranked** ``RankedNDCG`` … ``update(ranked_ids, target_ids, target_relevance=None)``: a
   recommended list against its ground truth (see :func:`torch_ndcg.ranked_ndcg`), with the
   same constant sum/count state as the dense form.
@@ -121,7 +122,7 @@ def _fingerprint(kind: str, cutoffs: tuple[int | None, ...], options: dict[str, 
 def _sum_and_count(values: Tensor) -> tuple[Tensor, Tensor]:
     """Per-cutoff sum and count of per-query values ``[..., C]``; NaN marks a skipped query."""
     flat = values.reshape(-1, values.shape[-1])
-    return flat.nansum(0, dtype=torch.float64), flat.shape[0] - torch.isnan(flat).sum(0)
+    return flat.nansum(0, dtype=torch.float64), (flat == flat).sum(0)  # NaN ≠ NaN
 
 
 def _rows(state: list[Tensor] | Tensor) -> int:
@@ -173,8 +174,6 @@ class _ScoredMetric(_Accumulated):
 
     def __init__(self, k: d.Cutoff, options: dict[str, Any], validate: bool, **kwargs: Any) -> None:
         super().__init__(k, options, validate, **kwargs)
-        # Counted so that mixing dense and flat batches is caught even across ranks.
-        self.add_state("dense_queries", torch.zeros((), dtype=torch.long), dist_reduce_fx="sum")
         self.add_state("flat_scores", [], dist_reduce_fx="cat")
         self.add_state("flat_relevance", [], dist_reduce_fx="cat")
         self.add_state("flat_indexes", [], dist_reduce_fx="cat")
@@ -195,19 +194,17 @@ class _ScoredMetric(_Accumulated):
             mask: bool, ``True`` for real items (dense: padding; flat: rows to keep).
             indexes: integer query id of every item (flat form); a query may span batches.
         """
-        if indexes is None:
-            if _rows(self.flat_indexes):
-                raise ValueError(_MIXED)
+        if indexes is not None:
+            self._store(scores, relevance, mask, indexes)
+            return
+        # Inference mode skips autograd's bookkeeping on every small kernel: the values only
+        # ever land in the states, in place, so none of the intermediates escapes.
+        with torch.inference_mode():
             values = _kernel("dense", self._metric)(
                 scores, relevance, self.cutoffs, mask=mask, reduction="none", validate=self.validate,
                 **self._options,
             )
             self._accumulate(values)
-            self.dense_queries += values.shape[:-1].numel()
-        else:
-            if bool(self.dense_queries > 0):
-                raise ValueError(_MIXED)
-            self._store(scores, relevance, mask, indexes)
 
     def _store(self, scores: Tensor, relevance: Tensor, mask: Tensor | None, indexes: Tensor) -> None:
         check_tensor("scores", scores)
@@ -235,23 +232,17 @@ class _ScoredMetric(_Accumulated):
         super()._sync_dist(*args, **kwargs)
 
     def compute(self) -> Result:
+        total, count = getattr(self, self._total), getattr(self, self._count)
         if not _rows(self.flat_indexes):
-            return self._result(getattr(self, self._total), getattr(self, self._count))
-        if bool(self.dense_queries > 0):
-            raise ValueError(_MIXED)
+            return self._result(total, count)
         rows = (self.flat_scores, self.flat_relevance, self.flat_indexes)
         scores, relevance, indexes = (dim_zero_cat(state) for state in rows)
         values = _kernel("grouped", self._metric)(
             scores, relevance, indexes, self.cutoffs,
             reduction="none", validate=False, **self._options,
         )
-        return self._result(*_sum_and_count(values.reshape(values.shape[0], -1)))
-
-
-_MIXED = (
-    "this metric instance received both dense batches (no indexes=) and flat rows (indexes=...); "
-    "use one form per instance (or call reset() in between)"
-)
+        flat_total, flat_count = _sum_and_count(values.reshape(values.shape[0], -1))
+        return self._result(total + flat_total, count + flat_count)
 
 
 class _RankedMetric(_Accumulated):
@@ -261,11 +252,12 @@ class _RankedMetric(_Accumulated):
         """Add a batch of recommended lists (best first) and their ground truth; ``pad_id`` pads both."""
         # Passed only when given: ranked_mrr counts every target as relevant and has no such argument.
         labels = {} if target_relevance is None else {"target_relevance": target_relevance}
-        values = _kernel("ranked", self._metric)(
-            ranked_ids, target_ids, k=self.cutoffs, reduction="none", validate=self.validate,
-            **labels, **self._options,
-        )
-        self._accumulate(values)
+        with torch.inference_mode():  # as in the dense form: only the states keep anything
+            values = _kernel("ranked", self._metric)(
+                ranked_ids, target_ids, k=self.cutoffs, reduction="none", validate=self.validate,
+                **labels, **self._options,
+            )
+            self._accumulate(values)
 
     def compute(self) -> Result:
         return self._result(getattr(self, self._total), getattr(self, self._count))

@@ -29,8 +29,8 @@ from torch import Tensor
 
 from . import definitions as d
 from .dense import binary_metric, sum_to_cutoffs
-from .ranking import _top
-from .reduction import apply_empty, finish
+from .selection import top
+from .reduction import apply_empty, finish, normalise
 from .slots import Slots, expected_gain, first_hit_probability
 from .validation import check_ids, check_list_length, check_relevance_dtype, check_relevance_values
 
@@ -178,7 +178,7 @@ def _idcg_at(lists: RankedLists, cutoffs: Cutoffs, discount: d.Discount) -> Tens
     row_cutoffs = lists.row_cutoffs(cutoffs)
     targets = lists.target_gains.shape[-1]
     depth = min(targets, max(lists.slots.position.shape[-1] if k is None else k for k in cutoffs))
-    ideal = _top(lists.target_gains, depth).values * _discounts(lists, depth, discount)
+    ideal = top(lists.target_gains, depth)[0] * _discounts(lists, depth, discount)
     # Per-row cutoffs (k=None differs by list): index a cumulative sum that starts with the empty sum.
     totals = torch.nn.functional.pad(torch.cumsum(ideal, dim=-1), (1, 0))
     return totals.gather(-1, row_cutoffs.clamp(max=depth))
@@ -227,9 +227,7 @@ def ranked_ndcg(
     cutoffs, many = d.resolve_cutoffs(k)
     dcg_k = _dcg_at(lists, cutoffs, discount)
     idcg_k = _idcg_at(lists, cutoffs, discount)
-    is_empty = idcg_k == 0
-    values = dcg_k / torch.where(is_empty, torch.ones_like(idcg_k), idcg_k)
-    return _finish(apply_empty(values, is_empty, empty), lists, many, reduction)
+    return _finish(normalise(dcg_k, idcg_k, empty), lists, many, reduction)
 
 
 def ranked_dcg(

@@ -11,39 +11,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from .selection import has_ties, top, top_scores
 from .slots import Slots
-
-
-_KEY_DTYPE = {torch.float32: torch.int32, torch.float64: torch.int64}
-
-
-def ordered_key(values: Tensor, *, nonnegative: bool = False) -> Tensor:
-    """Integers that order, and compare equal, exactly as the floats ``values`` (no NaN).
-
-    A float's bits read as a signed integer order non-negative floats correctly (so
-    ``nonnegative=True`` is a free view); flipping the magnitude bits of negative ones reverses
-    their order, and adding +0.0 first turns -0.0 into +0.0 so the two zeros stay tied.
-    CPU ``topk`` is ~25% faster on these than on the floats.
-    """
-    if nonnegative:
-        return values.view(_KEY_DTYPE[values.dtype])
-    bits = (values + 0.0).view(_KEY_DTYPE[values.dtype])
-    width = bits.element_size() * 8
-    return bits ^ ((bits >> (width - 1)) & torch.iinfo(bits.dtype).max)
-
-
-# Integer keys speed up CPU topk by ~15-25 % on fresh data (64 × 200: 128 → 108 µs; 2,000 × 100:
-# 1.15 → 0.86 ms), but on large batches each of their four elementwise passes is a fresh
-# memory-bound allocation (10,000 × 1,000: 16 → 62 ms). Time topk on a new tensor each call:
-# repeating one small tensor lets the CPU learn its branches and hides most of topk's cost.
-_KEYS_PAY_OFF = 2**21
-
-
-def _top(values: Tensor, depth: int) -> tuple[Tensor, Tensor]:
-    """The ``depth`` largest values (descending) and their indices; a full sort when depth = N."""
-    if depth == values.shape[-1]:
-        return torch.sort(values, dim=-1, descending=True)
-    return torch.topk(values, depth, dim=-1, largest=True, sorted=True)
 
 
 def _group_sums(group_id: Tensor, values: Tensor) -> Tensor:
@@ -82,15 +51,13 @@ def rank_slots(
     of the top ``depth + 1`` scores are equal every group has one member, and the tie-group
     statistics (a dozen small kernels, which dominate on small batches) are skipped.
     """
-    if scores.numel() < _KEYS_PAY_OFF:
-        scores = ordered_key(scores)  # only order and equality of scores matter from here on
+    # One more slot where the tie check runs: a tie between the last slot and the next one
+    # crosses the cutoff.
+    check_ties = ties == "average" and may_sync and depth < scores.shape[-1]
+    scores, values, index = top_scores(scores, depth + check_ties)  # keys: order and equality only
     if ties != "average":
-        return _broken_slots(scores, gains, hits, relevance, depth, ties)
-    if not may_sync:
-        return _average_slots(scores, gains, hits, *_top(scores, depth))
-    # One more slot than needed: a tie between the last slot and the next one crosses the cutoff.
-    values, index = _top(scores, min(depth + 1, scores.shape[-1]))
-    if bool((values[..., 1:] != values[..., :-1]).all()):
+        return _broken_slots(scores, gains, hits, relevance, values, index, ties)
+    if may_sync and not has_ties(values):
         return _ordered_slots(gains, hits, index[..., :depth])
     return _average_slots(scores, gains, hits, values[..., :depth], index[..., :depth])
 
@@ -146,10 +113,11 @@ def _tie_priority(relevance: Tensor, ties: str) -> Tensor:
 
 
 def _broken_slots(
-    scores: Tensor, gains: Tensor, hits: Tensor | None, relevance: Tensor, depth: int, ties: str
+    scores: Tensor, gains: Tensor, hits: Tensor | None, relevance: Tensor, values: Tensor, index: Tensor, ties: str
 ) -> Slots:
+    """Slots in tie-rule order from the top ``values`` of ``scores`` (descending) and their ``index``."""
+    depth = values.shape[-1]
     priority = _tie_priority(relevance, ties)
-    values, index = _top(scores, depth)
     # Order the selected items exactly: priority first, then a stable sort by score.
     by_priority = torch.sort(priority.gather(-1, index), dim=-1, descending=True, stable=True).indices
     index = index.gather(-1, by_priority)
@@ -162,7 +130,7 @@ def _broken_slots(
         above = (values > threshold).sum(-1, keepdim=True)
         in_group = scores == threshold
         group_priority = torch.where(in_group, priority, torch.full_like(priority, -torch.inf))
-        group_index = _top(group_priority, depth)[1]
+        group_index = top(group_priority, depth)[1]
         position = _positions(index)
         from_group = group_index.gather(-1, (position - above).clamp(min=0))
         index = torch.where(position < above, index, from_group)
@@ -173,11 +141,12 @@ def _ordered_slots(gains: Tensor, hits: Tensor | None, index: Tensor) -> Slots:
     """Slots holding the items ``index`` in that order, one item per tie group."""
     slot_gains = gains.gather(-1, index)
     slot_hits = None if hits is None else hits.gather(-1, index)
-    position = _positions(index).to(gains.dtype)
+    # Broadcast views, not copies: small batches pay per kernel, not per element.
+    position = torch.arange(index.shape[-1], dtype=gains.dtype, device=gains.device).expand(index.shape)
     return Slots(
         position=position,
         group_gain=slot_gains,
-        group_size=torch.ones_like(slot_gains),
+        group_size=torch.ones((), dtype=gains.dtype, device=gains.device).expand(index.shape),
         group_hits=slot_hits,
         group_start=position,
         hits_before=None if slot_hits is None else _exclusive_cumsum(slot_hits),

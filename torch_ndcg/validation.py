@@ -7,6 +7,7 @@ therefore synchronise; callers run them only when ``validate=True``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import torch
@@ -106,7 +107,7 @@ def check_score_values(name: str, scores: Tensor, mask: Tensor | None) -> None:
     values = _unmasked(scores, mask)
     # One reduction decides the common case: a sum is finite whenever every term is, unless
     # large finite terms overflow, in which case the exact test below clears them.
-    if bool(torch.isfinite(values.sum())) or bool(torch.isfinite(values).all()):
+    if math.isfinite(values.sum().item()) or bool(torch.isfinite(values).all()):
         return
     raise ValueError(
         f"{name} contains NaN or infinite values at unmasked positions; "
@@ -119,8 +120,7 @@ def check_relevance_values(name: str, relevance: Tensor, mask: Tensor | None) ->
     if relevance.dtype == torch.bool or relevance.numel() == 0:
         return
     # min() propagates NaN, so one reduction catches both negative and NaN labels.
-    smallest = _unmasked(relevance, mask).min()
-    if not bool(smallest >= 0):
+    if not _unmasked(relevance, mask).min().item() >= 0:
         raise ValueError(
             f"{name} contains negative or NaN labels at unmasked positions; gains are only defined "
             "for labels ≥ 0: mark such items False in mask=... (e.g. mask=relevance >= 0)"

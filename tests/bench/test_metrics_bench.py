@@ -13,4 +13,4 @@ def test_quick_run_prints_the_table_and_every_case_reports_the_same_value(capsys
     assert len(rows) == 4
     values = {re.split(r"\s+", row.strip())[-1] for row in rows}
     assert len(values) == 1  # dense, flat and torchmetrics give the same NDCG@10
-    assert "n=10: 24 B" in out and "n=20: 24 B" in out  # dense state does not grow
+    assert "n=10: 16 B" in out and "n=20: 16 B" in out  # dense state does not grow
