@@ -165,7 +165,7 @@ def test_bad_input():
         tn.grouped_ndcg(scores[:0], relevance[:0], indexes[:0])
     with pytest.raises(ValueError, match="NaN"):
         tn.grouped_mrr(torch.tensor([float("nan"), 0.2]), relevance, indexes)
-    with pytest.raises(ValueError, match="negative or NaN"):
+    with pytest.raises(ValueError, match="negative, infinite or NaN"):
         tn.grouped_recall(scores, torch.tensor([1, -1]), indexes)
     with pytest.raises(ValueError, match="ties must be one of"):
         tn.grouped_ndcg(scores, relevance, indexes, ties="random")

@@ -211,7 +211,7 @@ def test_bad_input():
         tn.ranked_dcg(ranked, target, rel, gain="cubic")
     with pytest.raises(ValueError, match="id twice"):
         tn.ranked_ndcg(ranked, torch.tensor([[3, 3]]), rel)
-    with pytest.raises(ValueError, match="negative or NaN"):
+    with pytest.raises(ValueError, match="negative, infinite or NaN"):
         tn.ranked_ndcg(ranked, target, torch.tensor([[1.0, -1.0]]))
     with pytest.raises(ValueError, match="length 0"):
         tn.ranked_ndcg(torch.zeros(1, 0, dtype=torch.long), target, rel)

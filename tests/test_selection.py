@@ -11,7 +11,7 @@ pytestmark = pytest.mark.skipif(not selection._SIMD_SORT, reason="the host path 
 
 @pytest.fixture
 def torch_only(monkeypatch):
-    """Within a test: every selection goes through torch.topk."""
+    """Within a test: from the call on, every selection goes through torch.topk."""
 
     def use_torch() -> None:
         monkeypatch.setattr(selection, "_SIMD_SORT", False)
@@ -39,9 +39,6 @@ def test_host_top_scores_equals_topk_on_keys(shape, depth, torch_only):
     expected_keys, expected_top, _ = selection.top_scores(scores, depth)
     assert torch.equal(keys, expected_keys) and torch.equal(top_keys, expected_top)
     assert torch.equal(keys.gather(-1, index), top_keys)  # each index points at its key
-    # Tied keys come in index order on the host (topk leaves their order open).
-    tied = top_keys[..., 1:] == top_keys[..., :-1]
-    assert bool((index[..., 1:] > index[..., :-1])[tied].all())
     ordered = index.sort(dim=-1).values  # every row's indices are distinct
     assert bool((ordered[..., 1:] != ordered[..., :-1]).all())
 
@@ -49,7 +46,7 @@ def test_host_top_scores_equals_topk_on_keys(shape, depth, torch_only):
 def test_negative_zero_ties_with_zero_and_infinities_rank_at_the_ends():
     scores = torch.tensor([[0.0, -torch.inf, -0.0, torch.inf, -1.0]])
     keys, top_keys, index = selection.top_scores(scores, 5)
-    assert index.tolist() == [[3, 0, 2, 4, 1]]
+    assert index[0, 0] == 3 and set(index[0, 1:3].tolist()) == {0, 2} and index[0, 3:].tolist() == [4, 1]
     assert keys[0, 0] == keys[0, 2] and top_keys[0, 1] == top_keys[0, 2]
 
 
@@ -80,18 +77,39 @@ def test_which_inputs_take_the_host_path(values, on_host):
     assert selection._on_host(values) == on_host
 
 
+def test_tie_free_gains_in_score_and_ideal_order():
+    scores = torch.tensor([[0.3, 0.9, -0.2, 0.5], [1.0, 2.0, 3.0, 4.0]])
+    gains = torch.tensor([[1.0, 0.0, 3.0, 2.0], [4.0, 0.0, 0.0, 1.0]])
+    got = selection.tie_free_gains(scores, gains, 3, ideal=True)
+    assert got.tolist() == [[[0.0, 2.0, 1.0], [1.0, 0.0, 0.0]], [[3.0, 2.0, 1.0], [4.0, 1.0, 0.0]]]
+    assert torch.equal(selection.tie_free_gains(scores, gains, 3, ideal=False), got[0])
+
+
+def test_tie_free_gains_declines_ties_at_the_top_and_other_inputs():
+    gains = torch.ones(1, 4)
+    # A tie between slot 2 and the item just past the cutoff changes DCG@2's expectation.
+    assert selection.tie_free_gains(torch.tensor([[0.9, 0.5, 0.5, 0.1]]), gains, 2, ideal=True) is None
+    assert selection.tie_free_gains(torch.tensor([[0.9, 0.5, 0.5, 0.1]]), gains, 1, ideal=True) is not None
+    assert selection.tie_free_gains(torch.tensor([[0.9, 0.5, 0.4, 0.4]]), gains, 2, ideal=True) is not None
+    assert selection.tie_free_gains(torch.tensor([[0.0, -0.0, 0.4, 0.3]]), gains, 4, ideal=True) is None
+    assert selection.tie_free_gains(torch.rand(1, 4, dtype=torch.float64), gains.double(), 2, ideal=True) is None
+
+
 METRICS = ["ndcg", "dcg", "cg", "mrr", "precision", "recall", "hit_rate", "average_precision"]
 
 
+@pytest.mark.parametrize("k", [(1, 5, None), 20, 7])
+@pytest.mark.parametrize("tied", [True, False])
 @pytest.mark.parametrize("name", METRICS)
 @pytest.mark.parametrize("ties", ["average", "first", "worst", "best"])
-def test_dense_metrics_are_identical_on_both_paths(name, ties, torch_only):
+def test_dense_metrics_are_identical_on_both_paths(name, ties, tied, k, torch_only):
     generator = torch.Generator().manual_seed(2)
-    scores = torch.randint(0, 6, (30, 20), generator=generator).float()  # many ties
-    scores[::3] = torch.randn(10, 20, generator=generator)  # and tie-free rows
+    scores = torch.randn(30, 20, generator=generator)  # tie-free, so NDCG and DCG skip tie groups
+    if tied:
+        scores[::3] = torch.randint(0, 6, (10, 20), generator=generator).float()
     relevance = torch.randint(0, 4, (30, 20), generator=generator)
     mask = torch.rand(30, 20, generator=generator) < 0.9
-    call = lambda: getattr(tn, name)(scores, relevance, (1, 5, None), mask=mask, ties=ties, reduction="none")  # noqa: E731
+    call = lambda: getattr(tn, name)(scores, relevance, k, mask=mask, ties=ties, reduction="none")  # noqa: E731
     host = call()
     torch_only()
     assert torch.equal(host, call())

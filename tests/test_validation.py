@@ -91,8 +91,8 @@ def test_non_finite_scores(name, bad):
 
 
 @pytest.mark.parametrize("name", SCORED)
-def test_negative_or_nan_relevance(name):
-    for bad in (-1.0, float("nan")):
+def test_negative_infinite_or_nan_relevance(name):
+    for bad in (-1.0, float("nan"), float("inf")):
         labels = LABELS.double()
         labels[0, 3] = bad
         with pytest.raises(ValueError, match="relevance .*mask"):

@@ -14,7 +14,7 @@ from torch import Tensor
 
 from . import definitions as d
 from .ranking import rank_slots
-from .selection import top_values
+from .selection import tie_free_gains, top_values
 from .reduction import apply_empty, finish, normalise
 from .slots import Slots, expected_gain, first_hit_probability, hit_probability, precision_term
 from .validation import (
@@ -115,6 +115,23 @@ def _dcg_at(lists: DenseLists, cutoffs: tuple[int | None, ...], discount: d.Disc
     return sum_to_cutoffs(terms, cutoffs)
 
 
+def _dcg_idcg_at(
+    lists: DenseLists, cutoffs: tuple[int | None, ...], discount: d.Discount, ties: str, *, ideal: bool
+) -> tuple[Tensor, Tensor | None]:
+    """DCG@k and (with ``ideal``) IDCG@k, ``[..., C]`` each.
+
+    Lists without ties near the top need no tie groups: on the CPU both gain orders come from
+    one numpy pass (:func:`~torch_ndcg.selection.tie_free_gains`), and the sums below are the
+    same kernels as the general path's, so either path gives the same bits.
+    """
+    depth = _depth(cutoffs, lists.length)
+    ordered = tie_free_gains(lists.scores, lists.gains, depth, ideal=ideal) if ties == "average" else None
+    if ordered is None:
+        return _dcg_at(lists, cutoffs, discount, ties), _idcg_at(lists, cutoffs, discount) if ideal else None
+    sums = sum_to_cutoffs(ordered * _discounts(depth, discount, lists), cutoffs)
+    return (sums[0], sums[1]) if ideal else (sums, None)
+
+
 def _idcg_at(lists: DenseLists, cutoffs: tuple[int | None, ...], discount: d.Discount) -> Tensor:
     depth = _depth(cutoffs, lists.length)
     ideal = top_values(lists.gains, depth, nonnegative=lists.gain in ("linear", "exp2"))
@@ -171,8 +188,7 @@ def ndcg(
     """
     lists = prepare_lists(scores, relevance, mask, gain, validate)
     cutoffs, many = d.resolve_cutoffs(k)
-    dcg_k = _dcg_at(lists, cutoffs, discount, ties)
-    idcg_k = _idcg_at(lists, cutoffs, discount)
+    dcg_k, idcg_k = _dcg_idcg_at(lists, cutoffs, discount, ties, ideal=True)
     return finish(normalise(dcg_k, idcg_k, empty), many, reduction)
 
 
@@ -199,7 +215,7 @@ def dcg(
     """
     lists = prepare_lists(scores, relevance, mask, gain, validate)
     cutoffs, many = d.resolve_cutoffs(k)
-    return finish(_dcg_at(lists, cutoffs, discount, ties), many, reduction)
+    return finish(_dcg_idcg_at(lists, cutoffs, discount, ties, ideal=False)[0], many, reduction)
 
 
 def idcg(

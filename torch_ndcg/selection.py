@@ -108,26 +108,56 @@ def _on_host(values: Tensor) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def _reversed_index(length: int) -> np.ndarray:
-    return ~np.arange(length, dtype=np.int64) & 0xFFFFFFFF
+def _item_index(length: int) -> np.ndarray:
+    return np.arange(length, dtype=np.int64)
 
 
-def _host_top_scores(scores: Tensor, depth: int) -> tuple[Tensor, Tensor, Tensor]:
-    """:func:`top_scores` with numpy: each key and its index packed into one int64.
+def _sorted_packed(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ordered keys of float32 ``scores`` and, sorted ascending per list, each key packed with its index.
 
-    The key fills the high word and the bitwise-complemented index the low word, so one
-    ascending sort of plain integers, read backwards, is a descending argsort that puts tied
-    items in index order (several times faster than numpy's argsort).
+    The key fills the high word and the index the low word, so the sort read backwards is a
+    descending argsort (tied items in decreasing index order): one SIMD sort of plain
+    integers, several times faster than numpy's argsort.
     """
-    bits = (scores.numpy(force=True) + np.float32(0.0)).view(np.int32)
+    bits = (scores + np.float32(0.0)).view(np.int32)
     keys = bits >> 31
     keys &= 0x7FFFFFFF
     keys ^= bits  # ordered_key's transform
-    packed = keys.astype(np.int64)
-    packed <<= 32
-    packed |= _reversed_index(keys.shape[-1])
+    packed = np.left_shift(keys, 32, dtype=np.int64)
+    packed |= _item_index(keys.shape[-1])
     packed.sort(axis=-1)
+    return keys, packed
+
+
+def _host_top_scores(scores: Tensor, depth: int) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`top_scores` with numpy."""
+    keys, packed = _sorted_packed(scores.numpy(force=True))
     best = packed[..., : -depth - 1 : -1]
-    index = torch.from_numpy(~best & 0xFFFFFFFF)
+    index = torch.from_numpy(best & 0xFFFFFFFF)
     top_keys = torch.from_numpy((best >> 32).astype(np.int32))
     return torch.from_numpy(keys), top_keys, index
+
+
+def tie_free_gains(scores: Tensor, gains: Tensor, depth: int, *, ideal: bool) -> Tensor | None:
+    """Gains of the top ``depth`` items in score order, for short float32 CPU lists without ties.
+
+    Returns ``[..., depth]``, or with ``ideal`` ``[2, ..., depth]`` whose second half is the
+    ``depth`` largest gains in descending order, all in one numpy pass. ``None`` when the
+    lists do not take the host path, or when two of some list's top ``depth + 1`` scores tie
+    (the caller then needs tie groups). Reads values: meant for the CPU, where that is free.
+    """
+    if not _on_host(scores):
+        return None
+    length = scores.shape[-1]
+    _, packed = _sorted_packed(scores.numpy(force=True))
+    # One more item than needed: a tie between the last slot and the next one crosses the cutoff.
+    best = packed[..., : -min(depth + 1, length) - 1 : -1]
+    top_keys = best >> 32
+    if (top_keys[..., 1:] == top_keys[..., :-1]).any():
+        return None
+    values = gains.numpy(force=True)
+    ranked = np.take_along_axis(values, best[..., :depth] & 0xFFFFFFFF, axis=-1)
+    if not ideal:
+        return torch.from_numpy(ranked)
+    best_gains = np.sort(values, axis=-1)[..., : -depth - 1 : -1]
+    return torch.from_numpy(np.stack([ranked, best_gains]))

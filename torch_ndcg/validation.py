@@ -116,12 +116,19 @@ def check_score_values(name: str, scores: Tensor, mask: Tensor | None) -> None:
 
 
 def check_relevance_values(name: str, relevance: Tensor, mask: Tensor | None) -> None:
-    """Gains are undefined for NaN or negative labels unless those items are masked (synchronises)."""
+    """Gains are undefined for negative, infinite or NaN labels unless those items are masked
+    (synchronises)."""
     if relevance.dtype == torch.bool or relevance.numel() == 0:
         return
-    # min() propagates NaN, so one reduction catches both negative and NaN labels.
-    if not _unmasked(relevance, mask).min().item() >= 0:
+    values = _unmasked(relevance, mask)
+    if relevance.is_floating_point():
+        # aminmax propagates NaN, so one reduction catches every bad float label.
+        smallest, largest = values.aminmax()
+        valid = smallest.item() >= 0 and math.isfinite(largest.item())
+    else:
+        valid = values.min().item() >= 0
+    if not valid:
         raise ValueError(
-            f"{name} contains negative or NaN labels at unmasked positions; gains are only defined "
-            "for labels ≥ 0: mark such items False in mask=... (e.g. mask=relevance >= 0)"
+            f"{name} contains negative, infinite or NaN labels at unmasked positions; gains are only "
+            "defined for finite labels ≥ 0: mark such items False in mask=... (e.g. mask=relevance >= 0)"
         )
