@@ -75,12 +75,12 @@ def gains(relevance: Tensor, gain: Gain, dtype: torch.dtype) -> Tensor:
     Checking needs the labels' maximum, so it runs only when the caller validates values.
     """
     fn = resolve_gain(gain)
-    values = fn(relevance.to(dtype))
+    values = fn(relevance if relevance.dtype == dtype else relevance.to(dtype))
     if not isinstance(values, Tensor) or values.shape != relevance.shape:
         raise ValueError(
             f"gain callable must return a tensor of the relevance's shape {tuple(relevance.shape)}"
         )
-    return values.to(dtype)
+    return values if values.dtype == dtype else values.to(dtype)
 
 
 def check_exp2_range(relevance: Tensor, gain: Gain, dtype: torch.dtype, length: int | None = None) -> None:

@@ -129,7 +129,7 @@ def _dcg_idcg_at(
     if ordered is None:
         return _dcg_at(lists, cutoffs, discount, ties), _idcg_at(lists, cutoffs, discount) if ideal else None
     sums = sum_to_cutoffs(ordered * _discounts(depth, discount, lists), cutoffs)
-    return (sums[0], sums[1]) if ideal else (sums, None)
+    return tuple(sums.unbind(0)) if ideal else (sums, None)
 
 
 def _idcg_at(lists: DenseLists, cutoffs: tuple[int | None, ...], discount: d.Discount) -> Tensor:

@@ -107,35 +107,46 @@ def _on_host(values: Tensor) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=None)
-def _item_index(length: int) -> np.ndarray:
-    return np.arange(length, dtype=np.int64)
+@functools.lru_cache(maxsize=64)
+def _flat_positions(lists: int, length: int) -> np.ndarray:
+    return np.arange(lists * length, dtype=np.int64).reshape(lists, length)
 
 
-def _sorted_packed(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Ordered keys of float32 ``scores`` and, sorted ascending per list, each key packed with its index.
+def _sorted_packed(scores: Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """Ordered keys of float32 ``scores [..., N]`` as ``[L, N]`` lists and, sorted ascending per
+    list, each key packed with its item's flat position (``list * N + item``).
 
-    The key fills the high word and the index the low word, so the sort read backwards is a
-    descending argsort (tied items in decreasing index order): one SIMD sort of plain
-    integers, several times faster than numpy's argsort.
+    The key fills the high word and the position the low word, so the sort read backwards is a
+    descending argsort (tied items in decreasing position order): one SIMD sort of plain
+    integers, several times faster than numpy's argsort, and the positions index the
+    flattened batch directly.
     """
-    bits = (scores + np.float32(0.0)).view(np.int32)
+    values = scores.numpy(force=True).reshape(-1, scores.shape[-1])
+    bits = (values + np.float32(0.0)).view(np.int32)
     keys = bits >> 31
     keys &= 0x7FFFFFFF
     keys ^= bits  # ordered_key's transform
     packed = np.left_shift(keys, 32, dtype=np.int64)
-    packed |= _item_index(keys.shape[-1])
+    packed |= _flat_positions(*keys.shape)
     packed.sort(axis=-1)
     return keys, packed
 
 
+_LOW_WORD = 0xFFFFFFFF
+
+
 def _host_top_scores(scores: Tensor, depth: int) -> tuple[Tensor, Tensor, Tensor]:
     """:func:`top_scores` with numpy."""
-    keys, packed = _sorted_packed(scores.numpy(force=True))
-    best = packed[..., : -depth - 1 : -1]
-    index = torch.from_numpy(best & 0xFFFFFFFF)
-    top_keys = torch.from_numpy((best >> 32).astype(np.int32))
-    return torch.from_numpy(keys), top_keys, index
+    keys, packed = _sorted_packed(scores)
+    best = packed[:, : -depth - 1 : -1]
+    index = (best & _LOW_WORD) % scores.shape[-1]
+    top_keys = (best >> 32).astype(np.int32)
+    shape = scores.shape[:-1]
+    return (
+        torch.from_numpy(keys).reshape(scores.shape),
+        torch.from_numpy(top_keys).reshape(*shape, depth),
+        torch.from_numpy(index).reshape(*shape, depth),
+    )
 
 
 def tie_free_gains(scores: Tensor, gains: Tensor, depth: int, *, ideal: bool) -> Tensor | None:
@@ -149,15 +160,16 @@ def tie_free_gains(scores: Tensor, gains: Tensor, depth: int, *, ideal: bool) ->
     if not _on_host(scores):
         return None
     length = scores.shape[-1]
-    _, packed = _sorted_packed(scores.numpy(force=True))
+    _, packed = _sorted_packed(scores)
     # One more item than needed: a tie between the last slot and the next one crosses the cutoff.
-    best = packed[..., : -min(depth + 1, length) - 1 : -1]
+    best = packed[:, : -min(depth + 1, length) - 1 : -1]
     top_keys = best >> 32
-    if (top_keys[..., 1:] == top_keys[..., :-1]).any():
+    if (top_keys[:, 1:] == top_keys[:, :-1]).any():
         return None
-    values = gains.numpy(force=True)
-    ranked = np.take_along_axis(values, best[..., :depth] & 0xFFFFFFFF, axis=-1)
-    if not ideal:
-        return torch.from_numpy(ranked)
-    best_gains = np.sort(values, axis=-1)[..., : -depth - 1 : -1]
-    return torch.from_numpy(np.stack([ranked, best_gains]))
+    values = gains.numpy(force=True).reshape(-1, length)
+    ordered = np.empty((1 + ideal, values.shape[0], depth), dtype=values.dtype)
+    np.take(values, best[:, :depth] & _LOW_WORD, out=ordered[0])  # positions index the flat batch
+    if ideal:
+        ordered[1] = np.sort(values, axis=-1)[:, : -depth - 1 : -1]
+    result = torch.from_numpy(ordered).reshape(1 + ideal, *scores.shape[:-1], depth)
+    return result if ideal else result[0]

@@ -1,23 +1,28 @@
 """Stateful NDCG@10 in a validation loop: our metric classes against torchmetrics' RetrievalNormalizedDCG.
 
-``python -m torch_ndcg.bench metrics [--quick] [--batches 1000] [--tm-batches 100]``
+``python -m torch_ndcg.bench metrics [--quick] [--batches 1000] [--tm-batches 100] [--repeat 5]``
 
 A loop of ``--batches`` batches of 64 queries × 200 items (graded labels 0–4, about 30% non-zero)
 calls ``update`` on every batch and ``compute`` once. Cases: our ``NDCG(k=10)`` on dense
 ``[64, 200]`` batches, the same class on the flat ``indexes`` form, and torchmetrics
 ``RetrievalNormalizedDCG(top_k=10)`` on the flat form. ``validate=False`` shows the cost of the
-value checks (NaN scores, negative labels), which read the data on every batch. Each case runs
-in its own subprocess so that its memory is its own:
+value checks (NaN scores, negative labels), which read the data on every batch.
+
+*Wall time* is measured side by side: one process runs every case once per round, for
+``--repeat`` rounds, and reports each case's best round, so a slow spell of a shared machine
+hits all cases alike. *Memory* is measured in a fresh subprocess per case, so that it is the
+case's own:
 
 * *state*: bytes held by the metric's state tensors after the loop (torchmetrics' lists too);
 * *peak RSS Δ*: the process' peak resident memory after the loop minus its peak before the loop
-  (``getrusage`` ``ru_maxrss``; the batches are generated before the baseline).
+  (Linux's VmHWM, else ``getrusage``; the batches are generated before the baseline).
 
 torchmetrics is slow, so it runs ``--tm-batches`` batches and its time and memory are scaled
 linearly to ``--batches`` (marked "extrapolated"); its compute loops over queries in Python, so
 both grow linearly in the number of queries. The batches cycle through a pool of distinct
 batches whose size divides every run length, so every case reports the same mean (the "value"
-column checks that the cases agree). The dense form's state is also shown after 10, 100 and
+column checks that the cases agree); fresh batches matter, since sorting one batch over and
+over lets the CPU learn its branches. The dense form's state is also shown after 10, 100 and
 1,000 batches: it must not grow.
 """
 
@@ -57,57 +62,95 @@ def _state_bytes(metric: object) -> int:
 
 
 def _peak_rss() -> int:
+    """This process' peak resident memory in bytes.
+
+    Linux's VmHWM belongs to the process image; ``ru_maxrss`` is a fallback elsewhere, but a
+    child inherits its parent's value as a floor, so the main process runs the memory
+    subprocesses before its own loops grow it.
+    """
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
 
 
-def _worker(case: str, batches: int, pool_size: int, queries: int, items: int, repeat: int) -> dict:
-    """Run one case in this process; return time, value and memory at 10, 100, … batches."""
-    pool = _pool(pool_size, queries, items)
+def _metric(case: str) -> object:
     if case == "torchmetrics":
         from torchmetrics.retrieval import RetrievalNormalizedDCG
 
-        metric = RetrievalNormalizedDCG(top_k=10)
-    else:
-        from torch_ndcg.metrics import NDCG
+        return RetrievalNormalizedDCG(top_k=10)
+    from torch_ndcg.metrics import NDCG
 
-        metric = NDCG(k=10, validate=case != "dense-unchecked")
-    local_ids = torch.arange(queries).unsqueeze(-1).expand(queries, items).reshape(-1)
+    return NDCG(k=10, validate=case != "dense-unchecked")
 
-    def update(metric: object, step: int) -> None:
-        scores, labels = pool[step % pool_size]
+
+def _loop(case: str, metric: object, pool: list, batches: int, checkpoint=None) -> float:
+    """``batches`` updates and one compute; returns the value. ``checkpoint(n)`` runs after update n."""
+    queries, items = pool[0][0].shape
+    ids = torch.arange(queries).unsqueeze(-1).expand(queries, items).reshape(-1)
+    metric.reset()
+    for step in range(batches):
+        scores, labels = pool[step % len(pool)]
         if case.startswith("dense"):
             metric.update(scores, labels)
         else:
-            metric.update(scores.reshape(-1), labels.reshape(-1), indexes=local_ids + step * queries)
+            metric.update(scores.reshape(-1), labels.reshape(-1), indexes=ids + step * queries)
+        if checkpoint is not None:
+            checkpoint(step + 1)
+    return float(metric.compute())
 
-    warm_up = metric.clone()  # first calls allocate caches and load kernels: not the loop's memory
-    update(warm_up, 0)
-    warm_up.compute()
+
+def _warm(case: str, metric: object, pool: list) -> None:
+    """First calls allocate caches and load kernels: neither the loop's time nor its memory."""
+    warm_up = metric.clone()
+    _loop(case, warm_up, pool[:1], 1)
     del warm_up
+
+
+def _timings(args: argparse.Namespace) -> dict[str, tuple[float, float]]:
+    """Every case once per round, ``--repeat`` rounds in one process: (best seconds, value) per case."""
+    pool = _pool(args.pool, args.queries, args.items)
+    metrics = {case: _metric(case) for case in CASES}
+    for case, metric in metrics.items():
+        _warm(case, metric, pool)
+    best = {case: (float("inf"), float("nan")) for case in CASES}
+    for _ in range(args.repeat):
+        for case, metric in metrics.items():
+            batches = args.tm_batches if case == "torchmetrics" else args.batches
+            start = time.perf_counter()
+            value = _loop(case, metric, pool, batches)
+            seconds = time.perf_counter() - start
+            best[case] = (min(best[case][0], seconds), value)
+    return best
+
+
+def _memory(case: str, batches: int, pool_size: int, queries: int, items: int) -> dict:
+    """Run one case's loop once; return its state and peak RSS growth after 10, 100, … batches."""
+    pool = _pool(pool_size, queries, items)
+    metric = _metric(case)
+    _warm(case, metric, pool)
     checkpoints = {n for n in (10, 100, 1000) if n <= batches} | {batches}
     memory: dict[int, tuple[int, int]] = {}
     baseline = _peak_rss()
-    best = float("inf")
-    for attempt in range(repeat):  # best of `repeat`: other processes share this CPU
-        metric.reset()
-        start = time.perf_counter()
-        for step in range(batches):
-            update(metric, step)
-            if attempt == 0 and step + 1 in checkpoints:
-                memory[step + 1] = (_state_bytes(metric), _peak_rss() - baseline)
-        value = float(metric.compute())
-        best = min(best, time.perf_counter() - start)
-    seconds = best
-    return {"seconds": seconds, "value": value, "memory": memory, "peak": _peak_rss() - baseline}
+
+    def checkpoint(n: int) -> None:
+        if n in checkpoints:
+            memory[n] = (_state_bytes(metric), _peak_rss() - baseline)
+
+    _loop(case, metric, pool, batches, checkpoint)
+    return {"memory": memory, "peak": _peak_rss() - baseline}
 
 
-def _run(case: str, batches: int, args: argparse.Namespace) -> dict:
+def _run_memory(case: str, batches: int, args: argparse.Namespace) -> dict:
     if args.inline:
-        return _worker(case, batches, args.pool, args.queries, args.items, args.repeat)
+        return _memory(case, batches, args.pool, args.queries, args.items)
     command = [
         sys.executable, "-m", "torch_ndcg.bench.metrics", "--worker", case, "--batches", str(batches),
         "--pool", str(args.pool), "--queries", str(args.queries), "--items", str(args.items),
-        "--repeat", str(args.repeat),
     ]
     done = subprocess.run(command, capture_output=True, text=True, check=True)
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -126,22 +169,23 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser.add_argument("--pool", type=int, default=5 if quick else 25, help="distinct batches cycled")
     parser.add_argument("--queries", type=int, default=8 if quick else 64)
     parser.add_argument("--items", type=int, default=50 if quick else 200)
-    parser.add_argument("--repeat", type=int, default=1 if quick else 3, help="best of this many loops")
+    parser.add_argument("--repeat", type=int, default=1 if quick else 5, help="timing rounds; each case's best")
     parser.add_argument("--inline", action="store_true", default=quick,
-                        help="run every case in this process (default with --quick): faster, memory mixed")
+                        help="measure memory in this process too (default with --quick): faster, memory mixed")
     args = parser.parse_args(argv or [])
     if args.batches % args.pool or args.tm_batches % args.pool:
         parser.error("--pool must divide --batches and --tm-batches (so that every case has the same mean)")
 
-    results = {case: _run(case, args.tm_batches if case == "torchmetrics" else args.batches, args)
-               for case in CASES}
+    memory = {case: _run_memory(case, args.tm_batches if case == "torchmetrics" else args.batches, args)
+              for case in CASES}
+    timings = _timings(args)
     scale = args.batches / args.tm_batches
-    tm_seconds = results["torchmetrics"]["seconds"] * scale
+    tm_seconds = timings["torchmetrics"][0] * scale
     print(f"NDCG@10 validation loop: {args.batches} batches × {args.queries} queries × {args.items} items, "
           f"update per batch + one compute; torch {torch.__version__}, {torch.get_num_threads()} threads, "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"torchmetrics ran {args.tm_batches} batches; its time and memory are extrapolated ×{scale:g}. "
-          f"Wall time: best of {args.repeat} loops.")
+          f"Wall time: each case's best of {args.repeat} interleaved rounds.")
     header = (f"{'case':<40} {'wall (s)':>10} {'vs torchmetrics':>16} {'state after loop':>17} "
               f"{'peak RSS Δ':>12} {'value':>8}")
     print(header)
@@ -153,18 +197,19 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
         "torchmetrics": "torchmetrics RetrievalNormalizedDCG(10)*",
     }
     for case in CASES:
-        r = results[case]
         factor = scale if case == "torchmetrics" else 1.0
-        seconds = r["seconds"] * factor
+        seconds, value = timings[case]
+        seconds *= factor
+        r = memory[case]
         state = r["memory"][max(r["memory"])][0] * factor
         print(f"{names[case]:<40} {seconds:>10.3f} {tm_seconds / seconds:>15.1f}× {_mib(state):>17} "
-              f"{_mib(r['peak'] * factor):>12} {r['value']:>8.5f}")
+              f"{_mib(r['peak'] * factor):>12} {value:>8.5f}")
     print("* extrapolated linearly from the batches it ran")
     print()
     print("state bytes / peak RSS Δ after n batches (flat in n = constant memory):")
     for case in ("dense", "flat"):
-        memory = sorted(results[case]["memory"].items())
-        cells = ", ".join(f"n={n}: {_mib(state)} / {_mib(peak)}" for n, (state, peak) in memory)
+        rows = sorted(memory[case]["memory"].items())
+        cells = ", ".join(f"n={n}: {_mib(state)} / {_mib(peak)}" for n, (state, peak) in rows)
         print(f"  {case:<6} {cells}")
 
 
@@ -175,6 +220,5 @@ if __name__ == "__main__":
     worker.add_argument("--pool", type=int, required=True)
     worker.add_argument("--queries", type=int, required=True)
     worker.add_argument("--items", type=int, required=True)
-    worker.add_argument("--repeat", type=int, required=True)
     w = worker.parse_args()
-    print(json.dumps(_worker(w.worker, w.batches, w.pool, w.queries, w.items, w.repeat)))
+    print(json.dumps(_memory(w.worker, w.batches, w.pool, w.queries, w.items)))
