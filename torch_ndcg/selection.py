@@ -99,7 +99,7 @@ def _on_host(values: Tensor) -> bool:
     return (
         _SIMD_SORT
         and values.dtype == torch.float32
-        and values.device.type == "cpu"
+        and values.is_cpu
         and values.shape[-1] <= _HOST_LENGTH
         and values.numel() <= _HOST_ITEMS
         and not torch.compiler.is_compiling()
@@ -121,7 +121,7 @@ def _sorted_packed(scores: Tensor) -> tuple[np.ndarray, np.ndarray]:
     integers, several times faster than numpy's argsort, and the positions index the
     flattened batch directly.
     """
-    values = scores.numpy(force=True).reshape(-1, scores.shape[-1])
+    values = _as_lists(scores)
     bits = (values + np.float32(0.0)).view(np.int32)
     keys = bits >> 31
     keys &= 0x7FFFFFFF
@@ -166,10 +166,18 @@ def tie_free_gains(scores: Tensor, gains: Tensor, depth: int, *, ideal: bool) ->
     top_keys = best >> 32
     if (top_keys[:, 1:] == top_keys[:, :-1]).any():
         return None
-    values = gains.numpy(force=True).reshape(-1, length)
+    values = _as_lists(gains)
     ordered = np.empty((1 + ideal, values.shape[0], depth), dtype=values.dtype)
     np.take(values, best[:, :depth] & _LOW_WORD, out=ordered[0])  # positions index the flat batch
     if ideal:
         ordered[1] = np.sort(values, axis=-1)[:, : -depth - 1 : -1]
-    result = torch.from_numpy(ordered).reshape(1 + ideal, *scores.shape[:-1], depth)
+    result = torch.from_numpy(ordered)
+    if scores.dim() != 2:
+        result = result.reshape(1 + ideal, *scores.shape[:-1], depth)
     return result if ideal else result[0]
+
+
+def _as_lists(values: Tensor) -> np.ndarray:
+    """A CPU tensor ``[..., N]`` as an ``[L, N]`` numpy array sharing its memory where it can."""
+    array = values.numpy(force=True)
+    return array if array.ndim == 2 else array.reshape(-1, array.shape[-1])
