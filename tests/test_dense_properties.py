@@ -63,7 +63,7 @@ def test_every_tie_mode_equals_brute_force(data, gain, dtype):
 @given(small_lists())
 def test_each_cutoff_alone_equals_brute_force(data):
     # A cutoff inside the list makes the tie group at slot k straddle it: float32 lists without
-    # ties near the top skip tie groups (torch_ndcg.selection.tie_free_gains), the rest do not.
+    # ties near the top skip tie groups (HostSort.tie_free_gains in torch_ndcg.selection), the rest do not.
     scores, relevance = data
     s, r = torch.tensor(scores, dtype=torch.float32), torch.tensor(relevance)
     for name in METRICS:

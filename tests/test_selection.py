@@ -80,19 +80,32 @@ def test_which_inputs_take_the_host_path(values, on_host):
 def test_tie_free_gains_in_score_and_ideal_order():
     scores = torch.tensor([[0.3, 0.9, -0.2, 0.5], [1.0, 2.0, 3.0, 4.0]])
     gains = torch.tensor([[1.0, 0.0, 3.0, 2.0], [4.0, 0.0, 0.0, 1.0]])
-    got = selection.tie_free_gains(scores, gains, 3, ideal=True)
+    got = selection.host_sort(scores).tie_free_gains(gains, 3, ideal=True)
     assert got.tolist() == [[[0.0, 2.0, 1.0], [1.0, 0.0, 0.0]], [[3.0, 2.0, 1.0], [4.0, 1.0, 0.0]]]
-    assert torch.equal(selection.tie_free_gains(scores, gains, 3, ideal=False), got[0])
+    assert torch.equal(selection.host_sort(scores).tie_free_gains(gains, 3, ideal=False), got[0])
+    batched = selection.host_sort(scores.expand(3, 2, 4)).tie_free_gains(gains.expand(3, 2, 4), 3, ideal=True)
+    assert torch.equal(batched, got.unsqueeze(1).expand(2, 3, 2, 3))
 
 
-def test_tie_free_gains_declines_ties_at_the_top_and_other_inputs():
-    gains = torch.ones(1, 4)
+def test_tie_free_gains_declines_ties_at_the_top():
+    def gains_at(scores, depth):
+        return selection.host_sort(torch.tensor([scores])).tie_free_gains(torch.ones(1, 4), depth, ideal=True)
+
     # A tie between slot 2 and the item just past the cutoff changes DCG@2's expectation.
-    assert selection.tie_free_gains(torch.tensor([[0.9, 0.5, 0.5, 0.1]]), gains, 2, ideal=True) is None
-    assert selection.tie_free_gains(torch.tensor([[0.9, 0.5, 0.5, 0.1]]), gains, 1, ideal=True) is not None
-    assert selection.tie_free_gains(torch.tensor([[0.9, 0.5, 0.4, 0.4]]), gains, 2, ideal=True) is not None
-    assert selection.tie_free_gains(torch.tensor([[0.0, -0.0, 0.4, 0.3]]), gains, 4, ideal=True) is None
-    assert selection.tie_free_gains(torch.rand(1, 4, dtype=torch.float64), gains.double(), 2, ideal=True) is None
+    assert gains_at([0.9, 0.5, 0.5, 0.1], 2) is None
+    assert gains_at([0.9, 0.5, 0.5, 0.1], 1) is not None
+    assert gains_at([0.9, 0.5, 0.4, 0.4], 2) is not None
+    assert gains_at([0.0, -0.0, 0.4, 0.3], 4) is None
+
+
+def test_host_sort_is_reused_and_top_matches_top_scores(torch_only):
+    scores = awkward_scores(5, 30, seed=3)
+    presorted = selection.host_sort(scores)
+    host = selection.top_scores(scores, 7, presorted=presorted)
+    torch_only()
+    assert selection.host_sort(scores) is None
+    device = selection.top_scores(scores, 7)
+    assert torch.equal(host[0], device[0]) and torch.equal(host[1], device[1])
 
 
 METRICS = ["ndcg", "dcg", "cg", "mrr", "precision", "recall", "hit_rate", "average_precision"]

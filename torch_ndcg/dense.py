@@ -14,7 +14,7 @@ from torch import Tensor
 
 from . import definitions as d
 from .ranking import rank_slots
-from .selection import tie_free_gains, top_values
+from .selection import HostSort, host_sort, top_values
 from .reduction import apply_empty, finish, normalise
 from .slots import Slots, expected_gain, first_hit_probability, hit_probability, precision_term
 from .validation import (
@@ -41,6 +41,7 @@ class DenseLists:
     dtype: torch.dtype
     gain: d.Gain
     checked: bool  # values were validated (which synchronised), so ranking may read them too
+    sorted_scores: HostSort | None  # short float32 CPU lists: sorted on the host, once, when first asked
 
     def hits(self) -> Tensor:
         """1.0 where relevance > 0 (and unmasked), else 0.0; built only by metrics that count hits."""
@@ -79,7 +80,7 @@ def prepare_lists(
     if mask is not None:
         # A callable gain may give label 0 a non-zero gain: padding must still add nothing.
         gains = torch.where(mask, gains, torch.zeros_like(gains))
-    return DenseLists(float_scores, gains, real_relevance, dtype, gain, validate)
+    return DenseLists(float_scores, gains, real_relevance, dtype, gain, validate, host_sort(float_scores))
 
 
 def sum_to_cutoffs(terms: Tensor, cutoffs: tuple[int | None, ...]) -> Tensor:
@@ -102,7 +103,10 @@ def _slots(
     """Ranked slots; pass ``hits`` (from :meth:`DenseLists.hits`) for metrics that count relevant items."""
     check_option("ties", ties, TIES)
     depth = _depth(cutoffs, lists.length)
-    return rank_slots(lists.scores, lists.gains, hits, lists.relevance, depth, ties, may_sync=lists.checked)
+    return rank_slots(
+        lists.scores, lists.gains, hits, lists.relevance, depth, ties,
+        may_sync=lists.checked, presorted=lists.sorted_scores,
+    )
 
 
 def _discounts(depth: int, discount: d.Discount, lists: DenseLists) -> Tensor:
@@ -120,12 +124,15 @@ def _dcg_idcg_at(
 ) -> tuple[Tensor, Tensor | None]:
     """DCG@k and (with ``ideal``) IDCG@k, ``[..., C]`` each.
 
-    Lists without ties near the top need no tie groups: on the CPU both gain orders come from
-    one numpy pass (:func:`~torch_ndcg.selection.tie_free_gains`), and the sums below are the
-    same kernels as the general path's, so either path gives the same bits.
+    Lists without ties near the top need no tie groups: for scores sorted on the host both gain
+    orders come from a few numpy calls (:meth:`~torch_ndcg.selection.HostSort.tie_free_gains`),
+    and the sums below are the same kernels as the general path's, so either path gives the
+    same bits.
     """
     depth = _depth(cutoffs, lists.length)
-    ordered = tie_free_gains(lists.scores, lists.gains, depth, ideal=ideal) if ties == "average" else None
+    ordered = None
+    if ties == "average" and lists.sorted_scores is not None:
+        ordered = lists.sorted_scores.tie_free_gains(lists.gains, depth, ideal=ideal)
     if ordered is None:
         return _dcg_at(lists, cutoffs, discount, ties), _idcg_at(lists, cutoffs, discount) if ideal else None
     sums = sum_to_cutoffs(ordered * _discounts(depth, discount, lists), cutoffs)

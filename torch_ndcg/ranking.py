@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .selection import has_ties, top, top_scores
+from .selection import HostSort, has_ties, top, top_scores
 from .slots import Slots
 
 
@@ -38,6 +38,7 @@ def rank_slots(
     ties: str,
     *,
     may_sync: bool = False,
+    presorted: HostSort | None = None,
 ) -> Slots:
     """Slots ``0..depth-1`` of every list.
 
@@ -50,11 +51,12 @@ def rank_slots(
     ``may_sync=True`` allows reading one value on the host: with ``ties="average"``, when no two
     of the top ``depth + 1`` scores are equal every group has one member, and the tie-group
     statistics (a dozen small kernels, which dominate on small batches) are skipped.
+    ``presorted`` is :func:`~torch_ndcg.selection.host_sort` of ``scores`` where the caller has it.
     """
     # One more slot where the tie check runs: a tie between the last slot and the next one
     # crosses the cutoff.
     check_ties = ties == "average" and may_sync and depth < scores.shape[-1]
-    scores, values, index = top_scores(scores, depth + check_ties)  # keys: order and equality only
+    scores, values, index = top_scores(scores, depth + check_ties, presorted=presorted)  # keys: order, equality
     if ties != "average":
         return _broken_slots(scores, gains, hits, relevance, values, index, ties)
     if may_sync and not has_ties(values):

@@ -59,16 +59,21 @@ def top(values: Tensor, depth: int) -> tuple[Tensor, Tensor]:
     return torch.topk(values, depth, dim=-1, largest=True, sorted=True)
 
 
-def top_scores(scores: Tensor, depth: int) -> tuple[Tensor, Tensor, Tensor]:
+def top_scores(
+    scores: Tensor, depth: int, *, presorted: HostSort | None = None
+) -> tuple[Tensor, Tensor, Tensor]:
     """Rank float ``scores [..., N]``: ``(keys, top_keys, index)``.
 
     ``keys [..., N]`` order and compare exactly as the scores (-0.0 ties with +0.0; see
     :func:`ordered_key`; long lists keep the scores themselves), ``top_keys [..., depth]`` are
     the largest keys in descending order and ``index`` says where they sit. Tied keys come in
-    an unspecified order.
+    an unspecified order. ``presorted`` is :func:`host_sort` of the same scores, when the
+    caller already has it.
     """
-    if _on_host(scores):
-        return _host_top_scores(scores, depth)
+    if presorted is None:
+        presorted = host_sort(scores)
+    if presorted is not None:
+        return presorted.top(depth)
     keys = ordered_key(scores) if scores.numel() < _KEYS_PAY_OFF else scores
     return (keys, *top(keys, depth))
 
@@ -112,69 +117,81 @@ def _flat_positions(lists: int, length: int) -> np.ndarray:
     return np.arange(lists * length, dtype=np.int64).reshape(lists, length)
 
 
-def _sorted_packed(scores: Tensor) -> tuple[np.ndarray, np.ndarray]:
-    """Ordered keys of float32 ``scores [..., N]`` as ``[L, N]`` lists and, sorted ascending per
-    list, each key packed with its item's flat position (``list * N + item``).
-
-    The key fills the high word and the position the low word, so the sort read backwards is a
-    descending argsort (tied items in decreasing position order): one SIMD sort of plain
-    integers, several times faster than numpy's argsort, and the positions index the
-    flattened batch directly.
-    """
-    values = _as_lists(scores)
-    bits = (values + np.float32(0.0)).view(np.int32)
-    keys = bits >> 31
-    keys &= 0x7FFFFFFF
-    keys ^= bits  # ordered_key's transform
-    packed = np.left_shift(keys, 32, dtype=np.int64)
-    packed |= _flat_positions(*keys.shape)
-    packed.sort(axis=-1)
-    return keys, packed
-
-
 _LOW_WORD = 0xFFFFFFFF
 
 
-def _host_top_scores(scores: Tensor, depth: int) -> tuple[Tensor, Tensor, Tensor]:
-    """:func:`top_scores` with numpy."""
-    keys, packed = _sorted_packed(scores)
-    best = packed[:, : -depth - 1 : -1]
-    index = (best & _LOW_WORD) % scores.shape[-1]
-    top_keys = (best >> 32).astype(np.int32)
-    shape = scores.shape[:-1]
-    return (
-        torch.from_numpy(keys).reshape(scores.shape),
-        torch.from_numpy(top_keys).reshape(*shape, depth),
-        torch.from_numpy(index).reshape(*shape, depth),
-    )
+def host_sort(scores: Tensor) -> HostSort | None:
+    """``scores`` to be sorted on the host when they take the numpy path (see the module notes), else ``None``."""
+    return HostSort(scores) if _on_host(scores) else None
 
 
-def tie_free_gains(scores: Tensor, gains: Tensor, depth: int, *, ideal: bool) -> Tensor | None:
-    """Gains of the top ``depth`` items in score order, for short float32 CPU lists without ties.
+class HostSort:
+    """Float32 ``scores [..., N]`` sorted per list with numpy, once (at the first question), for
+    every question asked of them.
 
-    Returns ``[..., depth]``, or with ``ideal`` ``[2, ..., depth]`` whose second half is the
-    ``depth`` largest gains in descending order, all in one numpy pass. ``None`` when the
-    lists do not take the host path, or when two of some list's top ``depth + 1`` scores tie
-    (the caller then needs tie groups). Reads values: meant for the CPU, where that is free.
+    Each list's ordered keys (:func:`ordered_key`'s transform) are packed with the items' flat
+    positions (``list * N + item``): the key fills the high word and the position the low word,
+    so one ascending SIMD sort of plain int64s, read backwards, is a descending argsort (tied
+    items in decreasing position order), several times faster than numpy's argsort, and the
+    positions index the flattened batch directly.
     """
-    if not _on_host(scores):
-        return None
-    length = scores.shape[-1]
-    _, packed = _sorted_packed(scores)
-    # One more item than needed: a tie between the last slot and the next one crosses the cutoff.
-    best = packed[:, : -min(depth + 1, length) - 1 : -1]
-    top_keys = best >> 32
-    if (top_keys[:, 1:] == top_keys[:, :-1]).any():
-        return None
-    values = _as_lists(gains)
-    ordered = np.empty((1 + ideal, values.shape[0], depth), dtype=values.dtype)
-    np.take(values, best[:, :depth] & _LOW_WORD, out=ordered[0])  # positions index the flat batch
-    if ideal:
-        ordered[1] = np.sort(values, axis=-1)[:, : -depth - 1 : -1]
-    result = torch.from_numpy(ordered)
-    if scores.dim() != 2:
-        result = result.reshape(1 + ideal, *scores.shape[:-1], depth)
-    return result if ideal else result[0]
+
+    def __init__(self, scores: Tensor) -> None:
+        self.scores = scores
+        self.shape = scores.shape
+        self._keys: np.ndarray | None = None  # [L, N]
+        self._packed: np.ndarray | None = None  # [L, N], ascending
+
+    def _sort(self) -> None:
+        bits = (_as_lists(self.scores) + np.float32(0.0)).view(np.int32)
+        keys = bits >> 31
+        keys &= 0x7FFFFFFF
+        keys ^= bits
+        packed = np.left_shift(keys, 32, dtype=np.int64)
+        packed |= _flat_positions(*keys.shape)
+        packed.sort(axis=-1)
+        self._keys, self._packed = keys, packed
+
+    def _best(self, depth: int) -> np.ndarray:
+        if self._packed is None:
+            self._sort()
+        return self._packed[:, : -depth - 1 : -1]
+
+    def _shaped(self, array: np.ndarray, *leading: int) -> Tensor:
+        tensor = torch.from_numpy(array)
+        if len(self.shape) == 2:
+            return tensor
+        return tensor.reshape(*leading, *self.shape[:-1], array.shape[-1])
+
+    def top(self, depth: int) -> tuple[Tensor, Tensor, Tensor]:
+        """:func:`top_scores` of the sorted scores."""
+        best = self._best(depth)
+        index = (best & _LOW_WORD) % self.shape[-1]
+        return (
+            self._shaped(self._keys),
+            self._shaped((best >> 32).astype(np.int32)),
+            self._shaped(index),
+        )
+
+    def tie_free_gains(self, gains: Tensor, depth: int, *, ideal: bool) -> Tensor | None:
+        """Gains of the top ``depth`` items in score order, when no two of a list's top ``depth + 1``
+        scores tie (else ``None``: the caller needs tie groups).
+
+        Returns ``[..., depth]``, or with ``ideal`` ``[2, ..., depth]`` whose second half is the
+        ``depth`` largest gains in descending order, all in a few numpy calls.
+        """
+        # One more item than needed: a tie between the last slot and the next one crosses the cutoff.
+        best = self._best(min(depth + 1, self.shape[-1]))
+        top_keys = best >> 32
+        if (top_keys[:, 1:] == top_keys[:, :-1]).any():
+            return None
+        values = _as_lists(gains)
+        ordered = np.empty((1 + ideal, values.shape[0], depth), dtype=values.dtype)
+        np.take(values, best[:, :depth] & _LOW_WORD, out=ordered[0])  # positions index the flat batch
+        if ideal:
+            ordered[1] = np.sort(values, axis=-1)[:, : -depth - 1 : -1]
+        result = self._shaped(ordered, 1 + ideal)
+        return result if ideal else result[0]
 
 
 def _as_lists(values: Tensor) -> np.ndarray:
