@@ -15,7 +15,9 @@ torchmetrics' default). Every implementation computes Mean NDCG@10 over the quer
 * torchmetrics ``RetrievalNormalizedDCG(top_k=10)``: ``update`` on the flat form, then ``compute``;
 * scikit-learn ``ndcg_score(labels, scores, k=10)`` on ``[Q, N]`` NumPy arrays.
 
-Times are the median of ``--repeats`` runs after one warm-up. The references loop over
+Times are medians over ``--repeats`` rounds after one warm-up; each round runs every CPU
+implementation once, one after another, so a slow spell of a shared machine hits them all
+alike and the ratios stay comparable. The references loop over
 queries in Python, so they run on the first ``--ref-items // N`` queries only (all of them at
 2,000 × 100) and their time is scaled linearly to Q queries (marked ``*``). The "check" column
 compares each reference value with ours on the very queries the reference ran on (|Δ| ≤ 1e-5
@@ -59,18 +61,26 @@ def _data(queries: int, items: int, seed: int = 0) -> tuple[torch.Tensor, torch.
     return scores, labels
 
 
-def _median_seconds(fn: Callable[[], object], repeats: int, device: torch.device) -> tuple[float, object]:
-    def run() -> tuple[float, object]:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        start = time.perf_counter()
-        value = fn()
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        return time.perf_counter() - start, value
+def _timed(fn: Callable[[], object], device: torch.device) -> tuple[float, object]:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    start = time.perf_counter()
+    value = fn()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter() - start, value
 
-    _, value = run()  # warm-up: first calls allocate and load kernels
-    return statistics.median(run()[0] for _ in range(repeats)), value
+
+def _median_seconds(
+    fns: dict[str, Callable[[], object]], rounds: int, device: torch.device
+) -> dict[str, tuple[float, object]]:
+    """Median seconds and value of each function over ``rounds`` rounds of all of them in turn."""
+    values = {name: _timed(fn, device)[1] for name, fn in fns.items()}  # warm-up: allocations, kernels
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            times[name].append(_timed(fn, device)[0])
+    return {name: (statistics.median(times[name]), values[name]) for name in fns}
 
 
 def _flat(scores: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -114,39 +124,37 @@ def _case(queries: int, items: int, args: argparse.Namespace) -> list[Row]:
     case = f"{queries:,} × {items:,}"
     scores, labels = _data(queries, items)
     cpu = torch.device("cpu")
-    rows = []
-    ours_value = {}
-    for name, fn in _ours(scores, labels).items():
-        seconds, value = _median_seconds(fn, args.repeats, cpu)
-        rows.append(Row(case, f"{name}, cpu", seconds))
-        ours_value[rows[-1].name] = ours_value[name] = float(value)
-
     subset = max(1, min(queries, args.ref_items // items))
     sub_scores, sub_labels = scores[:subset], labels[:subset]
     scale = queries / subset
-    references = {}
-    for name, fn in (
-        (f"torchmetrics RetrievalNormalizedDCG(top_k={K})", _torchmetrics),
-        (f"scikit-learn ndcg_score(k={K})", _sklearn),
-    ):
-        seconds, value = _median_seconds(lambda fn=fn: fn(sub_scores, sub_labels), args.ref_repeats, cpu)
-        # Ours on the very queries the reference ran on, in every form.
-        mine = [float(f()) for f in _ours(sub_scores, sub_labels).values()]
+    ours = _ours(scores, labels)
+    reference_fns = {
+        f"torchmetrics RetrievalNormalizedDCG(top_k={K})": _torchmetrics,
+        f"scikit-learn ndcg_score(k={K})": _sklearn,
+    }
+    references = {name: (lambda fn=fn: fn(sub_scores, sub_labels)) for name, fn in reference_fns.items()}
+    timings = _median_seconds({**ours, **references}, args.repeats, cpu)
+
+    rows = [Row(case, f"{name}, cpu", timings[name][0]) for name in ours]
+    ours_value = {name: float(timings[name][1]) for name in ours}
+    # Ours on the very queries the references ran on, in every form.
+    mine = [float(f()) for f in _ours(sub_scores, sub_labels).values()]
+    for name in references:
+        seconds, value = timings[name]
         check = _check(value, max(mine, key=lambda m: abs(m - value)))
         if subset < queries:
             check += f" ({subset:,} queries)"
         rows.append(Row(case, name, seconds * scale, subset < queries, check))
-        references[name] = value
     if subset == queries:
-        for row in rows[:3]:
-            worst = max(references.values(), key=lambda r: abs(r - ours_value[row.name]))
-            row.check = _check(worst, ours_value[row.name])
+        for row, name in zip(rows, ours):
+            worst = max((float(timings[r][1]) for r in references), key=lambda r: abs(r - ours_value[name]))
+            row.check = _check(worst, ours_value[name])
 
     if torch.cuda.is_available():
         gpu = torch.device("cuda")
         gpu_scores, gpu_labels = scores.to(gpu), labels.to(gpu)
-        for name, fn in _ours(gpu_scores, gpu_labels).items():
-            seconds, value = _median_seconds(fn, args.repeats, gpu)
+        gpu_timings = _median_seconds(_ours(gpu_scores, gpu_labels), args.repeats, gpu)
+        for name, (seconds, value) in gpu_timings.items():
             read = scores.nbytes + labels.nbytes + (queries * items * 8 if "grouped" in name else 0)
             achieved = read / seconds / 1e9
             rows.append(
@@ -163,7 +171,7 @@ def _case(queries: int, items: int, args: argparse.Namespace) -> list[Row]:
 
 def _print(rows: list[Row], args: argparse.Namespace) -> None:
     print(f"Mean NDCG@{K}, graded labels 0–4 (~30% non-zero), scores rounded to 0.01 (ties averaged); "
-          f"median of {args.repeats} runs (references {args.ref_repeats}) after a warm-up; "
+          f"median of {args.repeats} interleaved rounds after a warm-up; "
           f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads, "
           f"load average {os.getloadavg()[0]:.1f} (other processes slow the CPU rows)")
     header = (f"{'case':<14} {'implementation':<62} {'time (ms)':>11} {'vs torchmetrics':>16} "
@@ -202,8 +210,7 @@ def _bars(rows: list[Row]) -> None:
 
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench eval")
-    parser.add_argument("--repeats", type=int, default=3 if quick else 7, help="timed runs of our forms")
-    parser.add_argument("--ref-repeats", type=int, default=1 if quick else 3, help="timed runs of the references")
+    parser.add_argument("--repeats", type=int, default=3 if quick else 7, help="timed rounds of every implementation")
     parser.add_argument("--ref-items", type=int, default=500_000,
                         help="the references run on the first ref-items // N queries and are scaled up")
     parser.add_argument("--bandwidth-gbs", type=float, default=3350.0,
