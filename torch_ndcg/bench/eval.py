@@ -16,8 +16,9 @@ torchmetrics' default). Every implementation computes Mean NDCG@10 over the quer
 * scikit-learn ``ndcg_score(labels, scores, k=10)`` on ``[Q, N]`` NumPy arrays.
 
 Times are medians over ``--repeats`` rounds after one warm-up; each round runs every CPU
-implementation once, one after another, so a slow spell of a shared machine hits them all
-alike and the ratios stay comparable. The references loop over
+implementation in turn (twice, timing the second run, so that each finds warm caches), so a
+slow spell of a shared machine hits them all alike and the ratios stay comparable. The
+references loop over
 queries in Python, so they run on the first ``--ref-items // N`` queries only (all of them at
 2,000 × 100) and their time is scaled linearly to Q queries (marked ``*``). The "check" column
 compares each reference value with ours on the very queries the reference ran on (|Δ| ≤ 1e-5
@@ -74,11 +75,16 @@ def _timed(fn: Callable[[], object], device: torch.device) -> tuple[float, objec
 def _median_seconds(
     fns: dict[str, Callable[[], object]], rounds: int, device: torch.device
 ) -> dict[str, tuple[float, object]]:
-    """Median seconds and value of each function over ``rounds`` rounds of all of them in turn."""
+    """Median seconds and value of each function over ``rounds`` rounds of all of them in turn.
+
+    In its turn each function runs twice and the second run is timed: the first warms the caches
+    and the allocator after the previous function, as a loop calling one metric would find them.
+    """
     values = {name: _timed(fn, device)[1] for name, fn in fns.items()}  # warm-up: allocations, kernels
     times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(rounds):
         for name, fn in fns.items():
+            fn()
             times[name].append(_timed(fn, device)[0])
     return {name: (statistics.median(times[name]), values[name]) for name in fns}
 
