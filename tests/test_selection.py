@@ -126,3 +126,12 @@ def test_dense_metrics_are_identical_on_both_paths(name, ties, tied, k, torch_on
     host = call()
     torch_only()
     assert torch.equal(host, call())
+
+
+def test_float64_labels_and_strided_inputs_agree_on_both_paths(torch_only):
+    generator = torch.Generator().manual_seed(4)
+    scores = torch.randn(4, 3, 30, generator=generator)[:, 1, :]  # strided rows
+    labels = torch.randint(0, 4, (4, 30, 2), generator=generator)[..., 0].double()  # float64 gains
+    host = tn.ndcg(scores, labels, (3, 10), reduction="none")
+    torch_only()
+    assert host.dtype == torch.float64 and torch.equal(host, tn.ndcg(scores, labels, (3, 10), reduction="none"))
