@@ -5,9 +5,10 @@ keys. Short float32 CPU lists (up to 256 items, numpy ≥ 2) are sorted on the h
 instead: CPU ``topk`` copies every row into (value, index) pairs for a branchy
 ``nth_element`` (~1.4 µs per row of 200 items), while numpy's SIMD sort (x86-simd-sort on
 x86, Highway's VQSort on Arm) orders a whole ``[64, 200]`` batch of packed 64-bit keys in
-~30 µs, the time of 20 rows of ``topk``. Beyond 256 items that sort leaves its sorting-network
-path and ``topk`` (which switches to a partial sort when ``64·k ≤ N``) wins. A validation
-loop of small batches spends most of its time here (``python -m torch_ndcg.bench metrics``).
+~30 µs, the time of 20 rows of ``topk`` (measured on an AVX-512 x86 CPU; Arm is untested
+here). Beyond 256 items that sort leaves its sorting-network path and ``topk`` (which switches
+to a partial sort when ``64·k ≤ N``) wins. A validation loop of small batches spends most of
+its time here (``python -m torch_ndcg.bench metrics``).
 """
 
 from __future__ import annotations
