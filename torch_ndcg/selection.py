@@ -13,7 +13,6 @@ its time here (``python -m torch_ndcg.bench metrics``).
 
 from __future__ import annotations
 
-import functools
 import platform
 
 import numpy as np
@@ -113,9 +112,15 @@ def _on_host(values: Tensor) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=64)
+_POSITIONS = np.arange(0, dtype=np.int64)  # grown on demand; batches of every shape slice it
+
+
 def _flat_positions(lists: int, length: int) -> np.ndarray:
-    return np.arange(lists * length, dtype=np.int64).reshape(lists, length)
+    """``[lists, length]`` view of ``0, 1, 2, …``: one array of at most ``_HOST_ITEMS`` kept around."""
+    global _POSITIONS
+    if _POSITIONS.shape[0] < lists * length:
+        _POSITIONS = np.arange(lists * length, dtype=np.int64)
+    return _POSITIONS[: lists * length].reshape(lists, length)
 
 
 _LOW_WORD = 0xFFFFFFFF
