@@ -84,8 +84,7 @@ def top_values(values: Tensor, depth: int, *, nonnegative: bool = False) -> Tens
     ``nonnegative=True`` promises no negative values, whose bits then rank them for free.
     """
     if _on_host(values):
-        ascending = np.sort(values.numpy(force=True), axis=-1)
-        return torch.from_numpy(ascending[..., : -depth - 1 : -1].copy())
+        return torch.from_numpy(_largest(values.numpy(force=True), depth).copy())
     if nonnegative:
         return values.gather(-1, top(ordered_key(values, nonnegative=True), depth)[1])
     return top(values, depth)[0]
@@ -94,9 +93,17 @@ def top_values(values: Tensor, depth: int, *, nonnegative: bool = False) -> Tens
 def has_ties(top_keys: Tensor) -> bool:
     """Whether two neighbours along the last axis of sorted ``top_keys`` are equal (synchronises)."""
     if top_keys.device.type == "cpu" and not torch.compiler.is_compiling():
-        keys = top_keys.numpy(force=True)  # a few small numpy calls cost less than torch's
-        return bool((keys[..., 1:] == keys[..., :-1]).any())
+        return _has_neighbours_equal(top_keys.numpy(force=True))  # numpy's calls cost less than torch's
     return bool((top_keys[..., 1:] == top_keys[..., :-1]).any())
+
+
+def _has_neighbours_equal(keys: np.ndarray) -> bool:
+    return bool((keys[..., 1:] == keys[..., :-1]).any())
+
+
+def _largest(values: np.ndarray, depth: int) -> np.ndarray:
+    """The ``depth`` largest of ``values [..., N]`` in descending order (a view of a sorted copy)."""
+    return np.sort(values, axis=-1)[..., : -depth - 1 : -1]
 
 
 def _on_host(values: Tensor) -> bool:
@@ -188,14 +195,13 @@ class HostSort:
         """
         # One more item than needed: a tie between the last slot and the next one crosses the cutoff.
         best = self._best(min(depth + 1, self.shape[-1]))
-        top_keys = best >> 32
-        if (top_keys[:, 1:] == top_keys[:, :-1]).any():
+        if _has_neighbours_equal(best >> 32):
             return None
         values = _as_lists(gains)
         ordered = np.empty((1 + ideal, values.shape[0], depth), dtype=values.dtype)
         np.take(values, best[:, :depth] & _LOW_WORD, out=ordered[0])  # positions index the flat batch
         if ideal:
-            ordered[1] = np.sort(values, axis=-1)[:, : -depth - 1 : -1]
+            ordered[1] = _largest(values, depth)
         result = self._shaped(ordered, 1 + ideal)
         return result if ideal else result[0]
 
