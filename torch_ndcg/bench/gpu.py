@@ -147,9 +147,9 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
     if not torch.cuda.is_available():
         print("The gpu table needs a CUDA device (torch.cuda.is_available() is False here); nothing was measured.")
         return
-    from torch_ndcg import triton as triton_kernels
+    from torch_ndcg import fused as fused_kernels
 
-    if not triton_kernels.importable():
+    if not fused_kernels.importable():
         print("Triton is not installed: the Triton columns need it (pip install triton).")
         return
     import triton

@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from .. import definitions as d
-from .. import triton as triton_kernels
+from .. import fused as fused_kernels
 from ..dense import _idcg_at, prepare_lists
 from ..reduction import apply_empty, reduce
 from ..validation import EMPTY, REDUCTIONS, check_option, check_positive
@@ -118,10 +118,10 @@ def resolve_impl(impl: str, lists: LossLists) -> str:
     missing package or a CPU tensor is a clear error before any work.
     """
     if impl == "triton":
-        triton_kernels.require(lists.scores)
+        fused_kernels.require(lists.scores)
     if impl != "auto":
         return impl
-    if lists.scores.is_cuda and triton_kernels.importable():
+    if lists.scores.is_cuda and fused_kernels.importable():
         return "triton"
     pairs = lists.scores.shape[0] * lists.length**2
     return "dense" if pairs <= AUTO_DENSE_MAX_PAIRS else "streaming"
@@ -129,7 +129,7 @@ def resolve_impl(impl: str, lists: LossLists) -> str:
 
 def block_ops(impl: str, scores: Tensor) -> Any:
     """The O(N²) block primitives of a streaming implementation: Triton kernels or PyTorch ops."""
-    return triton_kernels.kernels_for(scores) if impl == "triton" else kernels.TorchBlocks()
+    return fused_kernels.kernels_for(scores) if impl == "triton" else kernels.TorchBlocks()
 
 
 def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(
 
 from triton.compiler import ASTSource  # noqa: E402
 
-from torch_ndcg.triton import approx, sinkhorn  # noqa: E402
+from torch_ndcg.fused import approx, sinkhorn  # noqa: E402
 
 VARIANTS = [
     (sinkhorn._lse_outer, {"HAS_H": True}, "fp32"),

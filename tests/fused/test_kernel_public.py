@@ -5,11 +5,14 @@ whole Sinkhorn in test_kernel_sinkhorn.py and test_kernel_losses.py.
 """
 
 import pytest
-import torch
-from kernel_setup import DEVICE
 
-import torch_ndcg as tn
-from torch_ndcg.losses import common
+pytest.importorskip("triton")  # the kernels need the real package
+
+import torch  # noqa: E402
+from kernel_setup import DEVICE  # noqa: E402
+
+import torch_ndcg as tn  # noqa: E402
+from torch_ndcg.losses import common  # noqa: E402
 
 VARIANTS = {
     "neural": dict(sinkhorn_iters=3),

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 import torch
 
-from torch_ndcg import triton as tt
+from torch_ndcg import fused as tt
 
 
 def test_import_and_cpu_paths_without_triton() -> None:
@@ -17,7 +17,7 @@ def test_import_and_cpu_paths_without_triton() -> None:
         import sys
         sys.modules["triton"] = None
         import torch, torch_ndcg as tn
-        from torch_ndcg import triton as tt
+        from torch_ndcg import fused as tt
         assert "triton" not in {m.split(".")[0] for m in sys.modules if sys.modules[m] is not None}
         assert float(tn.ndcg(torch.tensor([3.0, 2.0, 1.0]), torch.tensor([1, 0, 1]))) > 0
         assert not tt.importable() and not tt.available(torch.zeros(1))
