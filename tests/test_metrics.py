@@ -11,7 +11,7 @@ import torch
 from torchmetrics import MetricCollection
 
 import torch_ndcg as tn
-from torch_ndcg import grouped, ranked
+from torch_ndcg import ranked
 from torch_ndcg import metrics as M
 
 from dense_reference import cuda
@@ -75,8 +75,7 @@ def test_flat_rows_equal_grouped_on_concatenation(cls: type, empty: str, k: obje
     metric = cls(k=k, **options(cls, empty))
     for start in range(0, len(order), 37):
         metric.update(s[start : start + 37], r[start : start + 37], indexes=i[start : start + 37])
-    kernel = getattr(grouped, f"grouped_{SCORED[cls]}")
-    expected = kernel(s, r, i, k, **options(cls, empty))
+    expected = getattr(tn, SCORED[cls])(s, r, k, indexes=i, **options(cls, empty))
     torch.testing.assert_close(as_vector(metric.compute()), expected)
     # and the same number as the dense form of the same queries
     dense_value = getattr(tn, SCORED[cls])(scores, relevance, k, mask=mask, **options(cls, empty))
@@ -98,13 +97,10 @@ def ranked_data(queries: int = 20) -> tuple[torch.Tensor, torch.Tensor, torch.Te
 @pytest.mark.parametrize("cls", list(RANKED))
 def test_ranked_batches_equal_functional_on_concatenation(cls: type, empty: str, k: object) -> None:
     ranked_ids, target_ids, target_relevance = ranked_data()
-    graded = cls is not M.RankedMRR  # ranked_mrr counts every target as relevant
     metric = cls(k=k, **options(cls, empty))
     for p, t, r in batches(ranked_ids, target_ids, target_relevance):
-        metric.update(p, t, r if graded else None)
-    kernel = getattr(ranked, f"ranked_{RANKED[cls]}")
-    labels = {"target_relevance": target_relevance} if graded else {}
-    expected = kernel(ranked_ids, target_ids, k=k, **labels, **options(cls, empty))
+        metric.update(p, t, r)
+    expected = getattr(ranked, RANKED[cls])(ranked_ids, target_ids, target_relevance, k=k, **options(cls, empty))
     torch.testing.assert_close(as_vector(metric.compute()), expected)
 
 
@@ -317,9 +313,15 @@ def test_bad_options_raise_when_the_metric_is_built(build, error, match) -> None
 
 
 def test_top_level_names_and_torchmetrics_stays_optional() -> None:
-    assert tn.NDCG is M.NDCG and tn.RankedMRR is M.RankedMRR
+    assert tn.metrics.NDCG is M.NDCG and tn.metrics.RankedMRR is M.RankedMRR
     with pytest.raises(AttributeError):
         tn.NotAMetric  # noqa: B018
+    # tn.metrics works without importing the submodule first.
+    fresh = subprocess.run(
+        [sys.executable, "-c", "import torch_ndcg as tn; print(tn.metrics.NDCG.__name__)"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert fresh.stdout.strip() == "NDCG", fresh.stderr
     script = textwrap.dedent(
         """
         import sys
@@ -328,7 +330,7 @@ def test_top_level_names_and_torchmetrics_stays_optional() -> None:
         assert "torchmetrics" not in sys.modules  # the package and its functions never import it
         assert tn.ndcg(torch.tensor([0.9, 0.1]), torch.tensor([0, 1])).item() > 0
         sys.modules["torchmetrics"] = None  # as if it were not installed
-        for attempt in (lambda: tn.NDCG, lambda: __import__("torch_ndcg.metrics")):
+        for attempt in (lambda: tn.metrics, lambda: __import__("torch_ndcg.metrics")):
             try:
                 attempt()
             except ImportError as error:

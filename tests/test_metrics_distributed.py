@@ -90,7 +90,7 @@ def ranked_case(rank: int) -> None:
     mine = [2, 3] if rank == 1 else [0, 1]  # rank 1: one empty truth, one miss
     metric = M.RankedNDCG(k=(2, None), empty="skip")
     metric.update(ranked_ids[mine], target_ids[mine], target_relevance[mine])
-    expected = ranked.ranked_ndcg(ranked_ids, target_ids, target_relevance, (2, None), empty="skip")
+    expected = ranked.ndcg(ranked_ids, target_ids, target_relevance, (2, None), empty="skip")
     check(metric.compute(), expected, "ranked")
 
 

@@ -2,81 +2,54 @@
 
 The metrics and the losses share one definition of gain, discount and cutoff
 (:mod:`torch_ndcg.definitions`), so the number a loss optimises is the number a metric reports.
+
+* ``tn.ndcg``, ``tn.dcg``, ``tn.mrr``, … score dense ``[..., N]`` lists, or flat items with
+  ``indexes=`` query ids (:mod:`torch_ndcg.functional`).
+* ``tn.ranked.ndcg``, … score recommended id lists against a ground truth (:mod:`torch_ndcg.ranked`).
+* ``tn.metrics.NDCG``, … are the stateful TorchMetrics classes (needs ``torch-ndcg[metrics]``;
+  imported on first use).
+* ``tn.neural_ndcg_loss``, ``tn.approx_ndcg_loss`` and their modules are the smooth losses.
 """
 
+from importlib import import_module
+from types import ModuleType
+
+from . import ranked
 from .definitions import exp2_gain, linear_gain, log2_discount
-from .dense import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, precision, recall
-from .grouped import (
-    grouped_average_precision,
-    grouped_dcg,
-    grouped_hit_rate,
-    grouped_mrr,
-    grouped_ndcg,
-    grouped_precision,
-    grouped_recall,
-)
+from .functional import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, precision, recall
 from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
-from .ranked import (
-    from_lists,
-    ranked_average_precision,
-    ranked_dcg,
-    ranked_hit_rate,
-    ranked_mrr,
-    ranked_ndcg,
-    ranked_precision,
-    ranked_recall,
-)
+from .ranked import from_lists
 
 __all__ = [
     "ApproxNDCGLoss",
     "NeuralNDCGLoss",
     "approx_ndcg",
     "approx_ndcg_loss",
-    "neural_ndcg",
-    "neural_ndcg_loss",
     "average_precision",
     "cg",
     "dcg",
     "exp2_gain",
+    "from_lists",
     "hit_rate",
     "idcg",
     "linear_gain",
     "log2_discount",
+    "metrics",
     "mrr",
     "ndcg",
+    "neural_ndcg",
+    "neural_ndcg_loss",
     "precision",
+    "ranked",
     "recall",
-    "from_lists",
-    "grouped_average_precision",
-    "grouped_dcg",
-    "grouped_hit_rate",
-    "grouped_mrr",
-    "grouped_ndcg",
-    "grouped_precision",
-    "grouped_recall",
-    "ranked_average_precision",
-    "ranked_dcg",
-    "ranked_hit_rate",
-    "ranked_mrr",
-    "ranked_ndcg",
-    "ranked_precision",
-    "ranked_recall",
 ]
 
 __version__ = "0.1.0"
 
-# The stateful classes need the optional torchmetrics; importing them lazily keeps
-# ``import torch_ndcg`` and the functional API free of it.
-_METRIC_CLASSES = frozenset({
-    "NDCG", "DCG", "MRR", "Precision", "Recall", "HitRate", "AveragePrecision",
-    "RankedNDCG", "RankedDCG", "RankedMRR", "RankedPrecision", "RankedRecall", "RankedHitRate",
-    "RankedAveragePrecision",
-})
 
-
-def __getattr__(name: str) -> object:
-    if name in _METRIC_CLASSES:
-        from . import metrics  # raises ImportError naming `pip install torch-ndcg[metrics]`
-
-        return getattr(metrics, name)
+def __getattr__(name: str) -> ModuleType:
+    # The stateful classes need the optional torchmetrics: importing them on first use keeps
+    # ``import torch_ndcg`` and the functional API free of it.
+    if name == "metrics":
+        return import_module(".metrics", __name__)  # raises ImportError naming `torch-ndcg[metrics]`
     raise AttributeError(f"module 'torch_ndcg' has no attribute {name!r}")

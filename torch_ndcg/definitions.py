@@ -25,17 +25,35 @@ _LN2 = math.log(2.0)
 
 
 def linear_gain(relevance: Tensor) -> Tensor:
-    """``gain(rel) = rel`` (scikit-learn, torchmetrics, trec_eval and the seeds' default)."""
+    """``gain(rel) = rel`` (the default of scikit-learn, torchmetrics and trec_eval).
+
+    Example:
+        >>> import torch
+        >>> linear_gain(torch.tensor([0.0, 1.0, 3.0]))
+        tensor([0., 1., 3.])
+    """
     return relevance
 
 
 def exp2_gain(relevance: Tensor) -> Tensor:
-    """``gain(rel) = 2**rel - 1`` (Burges et al. 2005), via ``expm1`` so small labels keep precision."""
+    """``gain(rel) = 2**rel - 1`` (Burges et al. 2005), via ``expm1`` so small labels keep precision.
+
+    Example:
+        >>> import torch
+        >>> exp2_gain(torch.tensor([0.0, 1.0, 3.0]))
+        tensor([0., 1., 7.])
+    """
     return torch.expm1(relevance * _LN2)
 
 
 def log2_discount(rank: Tensor) -> Tensor:
-    """``discount(rank) = 1 / log2(rank + 1)`` for 1-based ranks (real-valued ranks allowed)."""
+    """``discount(rank) = 1 / log2(rank + 1)`` for 1-based ranks (real-valued ranks allowed).
+
+    Example:
+        >>> import torch
+        >>> log2_discount(torch.tensor([1.0, 3.0]))
+        tensor([1.0000, 0.5000])
+    """
     return 1.0 / torch.log2(rank + 1.0)
 
 

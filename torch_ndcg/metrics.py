@@ -9,15 +9,15 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
   cutoff (summed across ranks). Memory is constant: ``16 * len(k)`` bytes, whatever the number
   of batches.
 * **flat** ``update(scores, relevance, indexes=query_ids)``, torchmetrics' retrieval form, where
-  one query may span batches: the rows are kept (16 bytes per item: a score and a label in the
-  metric's dtype, float32 by default, plus an int64 id) and the grouped kernel runs at
-  ``compute()``, whose working memory comes on top (``python -m torch_ndcg.bench metrics``
+  one query may span batches: the rows are kept (20 bytes per item: a float64 score, so that
+  ranking is exact as in the functional form, a label in the metric's dtype, float32 by
+  default, and an int64 id) and the flat layout runs at ``compute()``, whose working memory comes on top (``python -m torch_ndcg.bench metrics``
   measures both). Under DDP ``compute()`` all-gathers the rows, so every rank then holds the
   union. An id must name the same query on every rank (use global query ids, not per-rank
   batch positions). One instance may take both forms: the mean then runs over the dense
   rows' queries and the flat rows' queries together.
 * **ranked** ``RankedNDCG`` … ``update(ranked_ids, target_ids, target_relevance=None)``: a
-  recommended list against its ground truth (see :func:`torch_ndcg.ranked_ndcg`), with the
+  recommended list against its ground truth (see :func:`torch_ndcg.ranked.ndcg`), with the
   same constant sum/count state as the dense form.
 
 ``k`` may be a sequence: ``NDCG(k=(1, 5, 10)).compute()`` returns
@@ -35,10 +35,11 @@ import torch
 from torch import Tensor
 
 from . import definitions as d
-from . import dense, grouped, ranked
+from . import functional, ranked
+from .functional import ScoredMetric
+from .options import EMPTY, TIES, Empty, Ties
+from .ranked import RankedMetric
 from .validation import (
-    EMPTY,
-    TIES,
     as_float_scores,
     check_ids,
     check_mask,
@@ -77,43 +78,33 @@ __all__ = [
 
 Result = Tensor | dict[str, Tensor]
 
-
-def _kernel(form: str, name: str) -> Any:
-    """The functional form of metric ``name``: ``dense.ndcg``, ``grouped.grouped_ndcg``, …"""
-    if form == "dense":
-        return getattr(dense, name)
-    return getattr(grouped if form == "grouped" else ranked, f"{form}_{name}")
+# Callables seen as metric options, numbered in order of first sight. Kept alive, so a number
+# never passes to another object (ids of freed objects are reused).
+_CALLABLES: list[object] = []
 
 
-def _check_options(options: dict[str, Any]) -> None:
-    """Refuse a bad option when the metric is built, not at the first ``update``."""
-    for name, value in options.items():
-        if name in ("ties", "empty"):
-            check_option(name, value, TIES if name == "ties" else EMPTY)
-        elif name == "gain":
-            d.resolve_gain(value)
-        elif name == "discount":
-            d.resolve_discount(value)
-        elif name == "pad_id" and (isinstance(value, bool) or not isinstance(value, int)):
-            raise TypeError(f"pad_id must be an int, got {value!r}")
+def _callable_number(value: object) -> int:
+    for number, seen in enumerate(_CALLABLES):
+        if seen is value:
+            return number
+    _CALLABLES.append(value)
+    return len(_CALLABLES) - 1
 
 
 def _fingerprint(kind: str, cutoffs: tuple[int | None, ...], options: dict[str, Any]) -> str:
-    """A short, process-independent digest of a metric's configuration.
+    """A short digest of a metric's configuration, equal only for provably equal options.
 
     ``MetricCollection`` shares the state of metrics whose states have equal names and values
     after the first batch ("compute groups"). Our states are results, not sufficient
     statistics: NDCG@5 and NDCG@10 that agree on one batch must not share state later, so the
-    state names carry this digest.
+    state names carry this digest. A callable option is the same only as itself (two partials
+    of one function, or two lambdas on one line, may differ); it is described by its order of
+    first sight, which is the same on every rank of a program that builds its metrics in the
+    same order.
     """
 
     def describe(value: Any) -> str:
-        if not callable(value):
-            return repr(value)
-        code = getattr(value, "__code__", None)
-        line = code.co_firstlineno if code is not None else ""
-        name = getattr(value, "__qualname__", type(value).__name__)
-        return f"{getattr(value, '__module__', '')}.{name}:{line}"
+        return f"callable #{_callable_number(value)}" if callable(value) else repr(value)
 
     text = repr((kind, cutoffs, sorted((key, describe(value)) for key, value in options.items())))
     return hashlib.sha1(text.encode()).hexdigest()[:8]
@@ -138,12 +129,15 @@ class _Accumulated(Metric):
     full_state_update = False
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0
-    _metric: str  # name of the functional form and of the result keys, e.g. "ndcg"
 
-    def __init__(self, k: d.Cutoff, options: dict[str, Any], validate: bool, **kwargs: Any) -> None:
+    def __init__(
+        self, function: ScoredMetric | RankedMetric, k: d.Cutoff, options: dict[str, Any], validate: bool,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.cutoffs, self._many = d.resolve_cutoffs(k)
-        _check_options(options)
+        _check_options(function, options)
+        self._function = function
         self._options = options
         self.validate = validate
         tag = _fingerprint(type(self).__name__, self.cutoffs, options)
@@ -163,17 +157,41 @@ class _Accumulated(Metric):
         means = (total / count.clamp(min=1)).to(self.dtype)
         if not self._many:
             return means[0]
-        return {
-            self._metric if k is None else f"{self._metric}@{k}": value
-            for k, value in zip(self.cutoffs, means)
-        }
+        name = self._function.__name__
+        return {name if k is None else f"{name}@{k}": value for k, value in zip(self.cutoffs, means)}
+
+
+def _check_options(function: ScoredMetric | RankedMetric, options: dict[str, Any]) -> None:
+    """Refuse a bad option when the metric is built, not at the first ``update``."""
+    function.metric.check_options(gain=options["gain"], discount=options["discount"], empty=options["empty"])
+    check_option("empty", options["empty"], EMPTY)
+    check_option("ties", options.get("ties", "average"), TIES)
+    d.resolve_gain(options["gain"])
+    d.resolve_discount(options["discount"])
+    pad_id = options.get("pad_id", -1)
+    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
+        raise TypeError(f"pad_id must be an int, got {pad_id!r}")
 
 
 class _ScoredMetric(_Accumulated):
     """Dense ``[..., N]`` batches (constant state) or flat rows with query ``indexes``."""
 
-    def __init__(self, k: d.Cutoff, options: dict[str, Any], validate: bool, **kwargs: Any) -> None:
-        super().__init__(k, options, validate, **kwargs)
+    _function: ScoredMetric
+
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        gain: d.Gain = "linear",
+        discount: d.Discount = "log2",
+        ties: Ties = "average",
+        empty: Empty = "zero",
+        validate: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        """Options as in :func:`torch_ndcg.ndcg`; ``kwargs`` go to :class:`torchmetrics.Metric`."""
+        options = dict(gain=gain, discount=discount, ties=ties, empty=empty)
+        super().__init__(type(self)._function, k, options, validate, **kwargs)
         self.add_state("flat_scores", [], dist_reduce_fx="cat")
         self.add_state("flat_relevance", [], dist_reduce_fx="cat")
         self.add_state("flat_indexes", [], dist_reduce_fx="cat")
@@ -200,7 +218,7 @@ class _ScoredMetric(_Accumulated):
         # Inference mode skips autograd's bookkeeping on every small kernel: the values only
         # ever land in the states, in place, so none of the intermediates escapes.
         with torch.inference_mode():
-            values = _kernel("dense", self._metric)(
+            values = self._function(
                 scores, relevance, self.cutoffs, mask=mask, reduction="none", validate=self.validate,
                 **self._options,
             )
@@ -220,14 +238,17 @@ class _ScoredMetric(_Accumulated):
             check_score_values("scores", scores, None)
             check_relevance_values("relevance", relevance, None)
             d.check_exp2_range(relevance, self._options.get("gain", "linear"), self.dtype)
-        self.flat_scores.append(scores.reshape(-1).to(self.dtype))
+        # float64 scores rank exactly as the caller's float32, float64 or integer scores do.
+        self.flat_scores.append(scores.reshape(-1).to(torch.float64))
         self.flat_relevance.append(relevance.reshape(-1).to(self.dtype))
         self.flat_indexes.append(indexes.reshape(-1).long())
 
     def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
-        # torchmetrics stands in a float tensor for a rank's empty list state; the gathered ids
-        # must be int64 on every rank. (The sync is undone after compute, so is this.)
+        # torchmetrics stands in a tensor of the metric's dtype for a rank's empty list state; the
+        # gathered scores must be float64 and the ids int64 on every rank. (The sync is undone
+        # after compute, so is this.)
         if isinstance(self.flat_indexes, list) and not self.flat_indexes:
+            self.flat_scores = [torch.empty(0, dtype=torch.float64, device=self.device)]
             self.flat_indexes = [torch.empty(0, dtype=torch.long, device=self.device)]
         super()._sync_dist(*args, **kwargs)
 
@@ -237,9 +258,8 @@ class _ScoredMetric(_Accumulated):
             return self._result(total, count)
         rows = (self.flat_scores, self.flat_relevance, self.flat_indexes)
         scores, relevance, indexes = (dim_zero_cat(state) for state in rows)
-        values = _kernel("grouped", self._metric)(
-            scores, relevance, indexes, self.cutoffs,
-            reduction="none", validate=False, **self._options,
+        values = self._function(
+            scores, relevance, self.cutoffs, indexes=indexes, reduction="none", validate=False, **self._options,
         )
         flat_total, flat_count = _sum_and_count(values.reshape(values.shape[0], -1))
         return self._result(total + flat_total, count + flat_count)
@@ -248,14 +268,29 @@ class _ScoredMetric(_Accumulated):
 class _RankedMetric(_Accumulated):
     """Recommended lists ``ranked_ids [B, K]`` against ``target_ids [B, M]`` (constant state)."""
 
+    _function: RankedMetric
+
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        pad_id: int = -1,
+        gain: d.Gain = "linear",
+        discount: d.Discount = "log2",
+        empty: Empty = "zero",
+        validate: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        """Options as in :func:`torch_ndcg.ranked.ndcg`; ``kwargs`` go to :class:`torchmetrics.Metric`."""
+        options = dict(pad_id=pad_id, gain=gain, discount=discount, empty=empty)
+        super().__init__(type(self)._function, k, options, validate, **kwargs)
+
     def update(self, ranked_ids: Tensor, target_ids: Tensor, target_relevance: Tensor | None = None) -> None:
         """Add a batch of recommended lists (best first) and their ground truth; ``pad_id`` pads both."""
-        # Passed only when given: ranked_mrr counts every target as relevant and has no such argument.
-        labels = {} if target_relevance is None else {"target_relevance": target_relevance}
         with torch.inference_mode():  # as in the dense form: only the states keep anything
-            values = _kernel("ranked", self._metric)(
-                ranked_ids, target_ids, k=self.cutoffs, reduction="none", validate=self.validate,
-                **labels, **self._options,
+            values = self._function(
+                ranked_ids, target_ids, target_relevance, self.cutoffs, reduction="none",
+                validate=self.validate, **self._options,
             )
             self._accumulate(values)
 
@@ -263,139 +298,106 @@ class _RankedMetric(_Accumulated):
         return self._result(getattr(self, self._total), getattr(self, self._count))
 
 
-class _BinaryScored(_ScoredMetric):
-    """Metrics of binary relevance (label > 0), whose only options are ``ties`` and ``empty``."""
-
-    def __init__(self, k: d.Cutoff = None, *, ties: str = "average", empty: str = "zero",
-                 validate: bool = True, **kwargs: Any) -> None:
-        super().__init__(k, dict(ties=ties, empty=empty), validate, **kwargs)
-
-
-class _BinaryRanked(_RankedMetric):
-    """Ranked-list metrics of binary relevance, whose only options are ``empty`` and ``pad_id``."""
-
-    def __init__(self, k: d.Cutoff = None, *, empty: str = "zero", pad_id: int = -1,
-                 validate: bool = True, **kwargs: Any) -> None:
-        super().__init__(k, dict(empty=empty, pad_id=pad_id), validate, **kwargs)
-
-
 class NDCG(_ScoredMetric):
     """Mean NDCG@k over every query seen; options as in :func:`torch_ndcg.ndcg`.
 
     Example:
         >>> import torch
-        >>> from torch_ndcg.metrics import NDCG
-        >>> metric = NDCG(k=(1, 3))
+        >>> import torch_ndcg as tn
+        >>> metric = tn.metrics.NDCG(k=(1, 3))
         >>> metric.update(torch.tensor([[0.9, 0.8, 0.1]]), torch.tensor([[0, 1, 1]]))
         >>> metric.update(torch.tensor([[0.2, 0.7, 0.1]]), torch.tensor([[0, 2, 0]]))
         >>> {key: round(value.item(), 4) for key, value in metric.compute().items()}
         {'ndcg@1': 0.5, 'ndcg@3': 0.8467}
     """
 
-    _metric = "ndcg"
-
-    def __init__(self, k: d.Cutoff = None, *, gain: d.Gain = "linear", discount: d.Discount = "log2",
-                 ties: str = "average", empty: str = "zero", validate: bool = True, **kwargs: Any) -> None:
-        super().__init__(k, dict(gain=gain, discount=discount, ties=ties, empty=empty), validate, **kwargs)
+    _function = functional.ndcg
 
 
 class DCG(_ScoredMetric):
     """Mean DCG@k over every query seen; options as in :func:`torch_ndcg.dcg`."""
 
-    _metric = "dcg"
+    _function = functional.dcg
     plot_upper_bound = None
 
-    def __init__(self, k: d.Cutoff = None, *, gain: d.Gain = "linear", discount: d.Discount = "log2",
-                 ties: str = "average", validate: bool = True, **kwargs: Any) -> None:
-        super().__init__(k, dict(gain=gain, discount=discount, ties=ties), validate, **kwargs)
 
-
-class MRR(_BinaryScored):
+class MRR(_ScoredMetric):
     """Mean reciprocal rank of the first relevant item within the top k; see :func:`torch_ndcg.mrr`."""
 
-    _metric = "mrr"
+    _function = functional.mrr
 
 
-class Precision(_BinaryScored):
+class Precision(_ScoredMetric):
     """Mean precision@k; see :func:`torch_ndcg.precision`."""
 
-    _metric = "precision"
+    _function = functional.precision
 
 
-class Recall(_BinaryScored):
+class Recall(_ScoredMetric):
     """Mean recall@k; see :func:`torch_ndcg.recall`."""
 
-    _metric = "recall"
+    _function = functional.recall
 
 
-class HitRate(_BinaryScored):
+class HitRate(_ScoredMetric):
     """Fraction of queries with a relevant item in the top k; see :func:`torch_ndcg.hit_rate`."""
 
-    _metric = "hit_rate"
+    _function = functional.hit_rate
 
 
-class AveragePrecision(_BinaryScored):
+class AveragePrecision(_ScoredMetric):
     """Mean average precision at k (MAP@k); see :func:`torch_ndcg.average_precision`."""
 
-    _metric = "average_precision"
+    _function = functional.average_precision
 
 
 class RankedNDCG(_RankedMetric):
-    """Mean NDCG@k of recommended lists; see :func:`torch_ndcg.ranked_ndcg`.
+    """Mean NDCG@k of recommended lists; see :func:`torch_ndcg.ranked.ndcg`.
 
     Example:
         >>> import torch
-        >>> from torch_ndcg.metrics import RankedNDCG
-        >>> metric = RankedNDCG(k=5)
+        >>> import torch_ndcg as tn
+        >>> metric = tn.metrics.RankedNDCG(k=5)
         >>> metric.update(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]))
         >>> round(metric.compute().item(), 4)
         0.6509
     """
 
-    _metric = "ndcg"
-
-    def __init__(self, k: d.Cutoff = None, *, gain: d.Gain = "linear", discount: d.Discount = "log2",
-                 empty: str = "zero", pad_id: int = -1, validate: bool = True, **kwargs: Any) -> None:
-        options = dict(gain=gain, discount=discount, empty=empty, pad_id=pad_id)
-        super().__init__(k, options, validate, **kwargs)
+    _function = ranked.ndcg
 
 
 class RankedDCG(_RankedMetric):
-    """Mean DCG@k of recommended lists; see :func:`torch_ndcg.ranked_dcg`."""
+    """Mean DCG@k of recommended lists; see :func:`torch_ndcg.ranked.dcg`."""
 
-    _metric = "dcg"
+    _function = ranked.dcg
     plot_upper_bound = None
 
-    def __init__(self, k: d.Cutoff = None, *, gain: d.Gain = "linear", discount: d.Discount = "log2",
-                 pad_id: int = -1, validate: bool = True, **kwargs: Any) -> None:
-        super().__init__(k, dict(gain=gain, discount=discount, pad_id=pad_id), validate, **kwargs)
+
+class RankedMRR(_RankedMetric):
+    """Mean reciprocal rank of recommended lists; see :func:`torch_ndcg.ranked.mrr`."""
+
+    _function = ranked.mrr
 
 
-class RankedMRR(_BinaryRanked):
-    """Mean reciprocal rank of recommended lists; see :func:`torch_ndcg.ranked_mrr`."""
+class RankedPrecision(_RankedMetric):
+    """Mean precision@k of recommended lists; see :func:`torch_ndcg.ranked.precision`."""
 
-    _metric = "mrr"
-
-
-class RankedPrecision(_BinaryRanked):
-    """Mean precision@k of recommended lists; see :func:`torch_ndcg.ranked_precision`."""
-
-    _metric = "precision"
+    _function = ranked.precision
 
 
-class RankedRecall(_BinaryRanked):
-    """Mean recall@k of recommended lists; see :func:`torch_ndcg.ranked_recall`."""
+class RankedRecall(_RankedMetric):
+    """Mean recall@k of recommended lists; see :func:`torch_ndcg.ranked.recall`."""
 
-    _metric = "recall"
-
-
-class RankedHitRate(_BinaryRanked):
-    """Hit rate@k of recommended lists; see :func:`torch_ndcg.ranked_hit_rate`."""
-
-    _metric = "hit_rate"
+    _function = ranked.recall
 
 
-class RankedAveragePrecision(_BinaryRanked):
-    """MAP@k of recommended lists; see :func:`torch_ndcg.ranked_average_precision`."""
+class RankedHitRate(_RankedMetric):
+    """Hit rate@k of recommended lists; see :func:`torch_ndcg.ranked.hit_rate`."""
 
-    _metric = "average_precision"
+    _function = ranked.hit_rate
+
+
+class RankedAveragePrecision(_RankedMetric):
+    """MAP@k of recommended lists; see :func:`torch_ndcg.ranked.average_precision`."""
+
+    _function = ranked.average_precision

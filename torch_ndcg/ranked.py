@@ -1,17 +1,25 @@
-"""Ranked-list (recommender) form: a recommended list of item ids against a ground truth of ids.
+"""The ranked layout (recommenders), and the ``torch_ndcg.ranked`` metrics: a recommended list of
+item ids against a ground truth of ids.
 
 A query is a ranked list ``ranked_ids[b]`` (best first) and a ground truth ``target_ids[b]`` with
 ``target_relevance[b]`` (or relevance 1 for every target: implicit feedback). Items of the truth
 that were never recommended still count in the ideal DCG. A ranked list has no ties, so each
-rank is one slot of a :class:`~torch_ndcg.slots.Slots` with group size 1 and the dense
-form's per-slot terms and conventions apply unchanged.
+rank is one slot of a :class:`~torch_ndcg.rank_statistics.RankStatistics` with group size 1
+and the dense layout's per-rank terms and conventions apply unchanged.
 
-Conventions (as in the seeds' ``calc_ndcg`` and the TriRank implicit example):
+These are functions of their own (``tn.ranked.ndcg``, not a keyword of ``tn.ndcg``) because
+their inputs are ids, not scores: a different contract deserves a different name, while each
+metric keeps one name within the namespace.
 
-* ``k=None`` is each list's own length (padding excluded); the ideal ranking is cut at the same
-  length. An explicit ``k`` cuts both the list and the ideal ranking at ``k``, even for lists
-  shorter than ``k`` (a short list is not given a smaller ideal, just as precision still divides
-  by ``k``).
+Conventions:
+
+* ``k=None`` is each list's own length (padding excluded, at least 1); the ideal ranking is cut
+  at the same depth. An explicit ``k`` cuts both the list and the ideal ranking at ``k``, even
+  for lists shorter than ``k`` (a short list is not given a smaller ideal, just as precision
+  still divides by ``k``).
+* A query is empty (``empty`` decides its value) only when its ground truth has nothing
+  relevant, never because nothing was recommended: a user with relevant items and an empty
+  recommended list scores 0 on every metric.
 * A recommended id missing from the truth has gain 0.
 * A duplicated id in one ranked list counts at its first position only; later copies keep their
   rank (the list is not shortened) but gain nothing and are not hits.
@@ -24,33 +32,60 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from torch import Tensor
 
 from . import definitions as d
-from .dense import binary_metric, sum_to_cutoffs
-from .selection import top
-from .reduction import apply_empty, finish, normalise
-from .slots import Slots, expected_gain, first_hit_probability
+from . import engine
+from .aggregation import reduce_queries
+from .engine import Cutoffs, Metric, sum_to_cutoffs
+from .options import EMPTY, Empty, Reduction, metric_doc
+from .validation import check_option
+from .ordering import top_values
+from .rank_statistics import RankStatistics
 from .validation import check_ids, check_list_length, check_relevance_dtype, check_relevance_values
 
-Cutoffs = tuple[int | None, ...]
+__all__ = ["average_precision", "dcg", "from_lists", "hit_rate", "mrr", "ndcg", "precision", "recall"]
 
 
 @dataclass(frozen=True)
 class RankedLists:
-    """Ranked lists looked up in their ground truth, flattened to ``[B, ...]`` in the compute dtype."""
+    """Ranked lists looked up in their ground truth, flattened to ``[B, ...]`` in the compute dtype:
+    the ranked answer to :class:`~torch_ndcg.engine.RankedQueries`."""
 
-    slots: Slots  # [B, K]: rank r of list b holds its r-th real (non-pad) recommended item
+    ranks: RankStatistics  # [B, K]: rank r of list b holds its r-th real (non-pad) recommended item
     target_gains: Tensor  # [B, M], 0 at padding
-    listed: Tensor  # [B, 1] real items in each ranked list
-    relevant: Tensor  # [B, 1] targets with relevance > 0
+    listed_items: Tensor  # [B, 1] real items in each ranked list
+    relevant_targets: Tensor  # [B, 1] targets with relevance > 0
     batch_shape: torch.Size
 
-    def row_cutoffs(self, cutoffs: Cutoffs) -> Tensor:
-        """``[B, C]`` cutoff of every list: ``k``, or the list's own length where ``k`` is None."""
-        listed = self.listed.long()
-        return torch.cat([listed if k is None else torch.full_like(listed, k) for k in cutoffs], dim=-1)
+    def sums(self, terms: Tensor, cutoffs: Cutoffs) -> Tensor:
+        # Slots past a list's length hold nothing, so k=None (the list's length) sums every slot.
+        return sum_to_cutoffs(terms, cutoffs)
+
+    def discounts(self, discount: d.Discount, cutoffs: Cutoffs) -> Tensor:
+        gains = self.target_gains
+        return d.discounts(self.ranks.position.shape[-1], discount, gains.dtype, gains.device)
+
+    def ideal(self, discount: d.Discount, cutoffs: Cutoffs) -> Tensor:
+        # k=None cuts each row's ideal at its own list's length, at least 1: an empty list is
+        # a failure to recommend, not a query with nothing to find.
+        listed = self.listed_items.long().clamp(min=1)
+        row_cutoffs = torch.cat([listed if k is None else torch.full_like(listed, k) for k in cutoffs], dim=-1)
+        targets = self.target_gains.shape[-1]
+        depth = min(targets, max(self.ranks.position.shape[-1] if k is None else k for k in cutoffs))
+        gains = self.target_gains
+        best = top_values(gains, depth) * d.discounts(depth, discount, gains.dtype, gains.device)
+        # Per-row cutoffs: index a cumulative sum that starts with the empty sum.
+        totals = torch.nn.functional.pad(torch.cumsum(best, dim=-1), (1, 0))
+        return totals.gather(-1, row_cutoffs.clamp(max=depth))
+
+    def relevant(self) -> Tensor:
+        return self.relevant_targets
+
+    def listed(self) -> Tensor:
+        return self.listed_items
 
 
 def _check_pad_id(pad_id: object) -> int:
@@ -146,7 +181,7 @@ def prepare_ranked(
     slot_gains = spare.scatter(-1, slot, item_gains)[:, :width]
     slot_hits = spare.scatter(-1, slot, item_hits)[:, :width]
     position = torch.arange(width, dtype=dtype, device=ranked.device).expand_as(slot_gains)
-    slots = Slots(
+    ranks = RankStatistics(
         position=position,
         group_gain=slot_gains,
         group_size=torch.ones_like(slot_gains),
@@ -156,239 +191,120 @@ def prepare_ranked(
     )
     listed = is_item.sum(-1, keepdim=True).to(dtype)
     relevant = hits.sum(-1, keepdim=True)
-    return RankedLists(slots, gains, listed, relevant, batch_shape)
+    return RankedLists(ranks, gains, listed, relevant, batch_shape)
 
 
-def _finish(values: Tensor, lists: RankedLists, many: bool, reduction: str) -> Tensor:
-    return finish(values.reshape(*lists.batch_shape, values.shape[-1]), many, reduction)
+
+_RANKED_ARGS = ("ranked_ids", "target_ids", "target_relevance", "k")
 
 
-def _discounts(lists: RankedLists, depth: int, discount: d.Discount) -> Tensor:
-    gains = lists.target_gains
-    return d.discounts(depth, discount, gains.dtype, gains.device)
+class RankedMetric:
+    """A ranking metric of recommended id lists against their ground truth (see the module notes).
+
+    Instances are the public functions ``torch_ndcg.ranked.ndcg`` and friends; each metric's
+    own docstring gives its formula.
+    """
+
+    def __init__(self, metric: Metric, summary: str, example: str) -> None:
+        self.metric = metric
+        self.__name__ = self.__qualname__ = metric.name
+        self.__module__ = __name__
+        self.__doc__ = metric_doc(
+            summary,
+            (*_RANKED_ARGS, "pad_id", *metric.specific_options, "reduction", "validate"),
+            "float32 tensor (float64 if ``target_relevance`` is float64).",
+            example,
+        )
+
+    def __repr__(self) -> str:
+        return f"<torch_ndcg.ranked metric {self.__name__}>"
+
+    def __call__(
+        self,
+        ranked_ids: Tensor,
+        target_ids: Tensor,
+        target_relevance: Tensor | None = None,
+        k: d.Cutoff = None,
+        *,
+        pad_id: int = -1,
+        gain: d.Gain = "linear",
+        discount: d.Discount = "log2",
+        empty: Empty = "zero",
+        reduction: Reduction = "mean",
+        validate: bool = True,
+    ) -> Tensor:
+        self.metric.check_options(gain=gain, discount=discount, empty=empty)
+        check_option("empty", empty, EMPTY)
+        cutoffs, many = d.resolve_cutoffs(k)
+        lists = prepare_ranked(
+            ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain=gain, validate=validate
+        )
+        values = engine.evaluate(self.metric, lists, cutoffs, discount=discount, empty=empty)
+        return reduce_queries(values.reshape(*lists.batch_shape, values.shape[-1]), many, reduction)
 
 
-def _dcg_at(lists: RankedLists, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
-    # Slots past a list's length hold nothing, so k=None (the list's length) sums every slot.
-    terms = expected_gain(lists.slots) * _discounts(lists, lists.slots.position.shape[-1], discount)
-    return sum_to_cutoffs(terms, cutoffs)
+_IDS = "torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]])"
 
-
-def _idcg_at(lists: RankedLists, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
-    row_cutoffs = lists.row_cutoffs(cutoffs)
-    targets = lists.target_gains.shape[-1]
-    depth = min(targets, max(lists.slots.position.shape[-1] if k is None else k for k in cutoffs))
-    ideal = top(lists.target_gains, depth)[0] * _discounts(lists, depth, discount)
-    # Per-row cutoffs (k=None differs by list): index a cumulative sum that starts with the empty sum.
-    totals = torch.nn.functional.pad(torch.cumsum(ideal, dim=-1), (1, 0))
-    return totals.gather(-1, row_cutoffs.clamp(max=depth))
-
-
-def ranked_ndcg(
-    ranked_ids: Tensor,
-    target_ids: Tensor,
-    target_relevance: Tensor | None = None,
-    k: d.Cutoff = None,
-    *,
-    pad_id: int = -1,
-    gain: d.Gain = "linear",
-    discount: d.Discount = "log2",
-    empty: str = "zero",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
+ndcg = RankedMetric(
+    engine.NDCG,
     r"""NDCG@k of recommended lists against their ground truth.
 
-    .. math::
-        \mathrm{NDCG@k} = \frac{\sum_{i=1}^{k} \mathrm{gain}(rel(id_i))\,\mathrm{discount}(i)}
-                               {\sum_{i=1}^{\min(k, M)} \mathrm{gain}(rel^{*}_{(i)})\,\mathrm{discount}(i)}
+.. math::
+    \mathrm{NDCG@k} = \frac{\sum_{i=1}^{k} \mathrm{gain}(rel(id_i))\,\mathrm{discount}(i)}
+                           {\sum_{i=1}^{\min(k, M)} \mathrm{gain}(rel^{*}_{(i)})\,\mathrm{discount}(i)}
 
-    where :math:`rel(id)` is the id's relevance in the truth (0 if absent) and
-    :math:`rel^{*}_{(i)}` the truth's labels in decreasing order (see the module docstring for
-    ``k=None``, duplicates and padding).
+where :math:`rel(id)` is the id's relevance in the truth (0 if absent) and :math:`rel^{*}_{(i)}`
+the truth's labels in decreasing order.""",
+    f"""    >>> import torch, torch_ndcg as tn
+    >>> tn.ranked.ndcg({_IDS}, k=5)
+    tensor(0.6509)""",
+)
+dcg = RankedMetric(
+    engine.DCG,
+    r"""DCG@k of recommended lists: :math:`\sum_{i=1}^{k} \mathrm{gain}(rel(id_i))\,\mathrm{discount}(i)`.""",
+    f"""    >>> import torch, torch_ndcg as tn
+    >>> tn.ranked.dcg({_IDS})
+    tensor(1.0616)""",
+)
+mrr = RankedMetric(
+    engine.MRR,
+    """Reciprocal rank of the first relevant recommended id (relevance > 0) within the top ``k`` (0 if none).""",
+    f"""    >>> import torch, torch_ndcg as tn
+    >>> tn.ranked.mrr({_IDS})
+    tensor(0.5000)""",
+)
+precision = RankedMetric(
+    engine.PRECISION,
+    """Precision@k: relevant ids among the top ``k``, divided by ``k`` (``k=None``: the list's length).""",
+    f"""    >>> import torch, torch_ndcg as tn
+    >>> tn.ranked.precision({_IDS}, k=2)
+    tensor(0.5000)""",
+)
+recall = RankedMetric(
+    engine.RECALL,
+    """Recall@k: relevant ids among the top ``k``, divided by all relevant targets R.""",
+    f"""    >>> import torch, torch_ndcg as tn
+    >>> tn.ranked.recall({_IDS}, k=2)
+    tensor(0.5000)""",
+)
+hit_rate = RankedMetric(
+    engine.HIT_RATE,
+    """HitRate@k: 1 if any of the top ``k`` ids is relevant, else 0.""",
+    f"""    >>> import torch, torch_ndcg as tn
+    >>> tn.ranked.hit_rate({_IDS}, k=1)
+    tensor(0.)""",
+)
+average_precision = RankedMetric(
+    engine.AVERAGE_PRECISION,
+    r"""AP@k: :math:`\frac{1}{\min(R, k)} \sum_{i=1}^{k} [id_i\ \text{relevant}]\,\mathrm{P@i}`;
+with ``k=None`` the normaliser is R, all relevant targets (trec_eval's AP of the list).""",
+    f"""    >>> import torch, torch_ndcg as tn
+    >>> tn.ranked.average_precision({_IDS})
+    tensor(0.5000)""",
+)
 
-    Args:
-        ranked_ids: ``[..., K]`` integer item ids, best first, padded with ``pad_id``.
-        target_ids: ``[..., M]`` integer ids of the ground truth, padded with ``pad_id``; an id
-            may appear once per row.
-        target_relevance: ``[..., M]`` labels ≥ 0 of ``target_ids``; ``None`` = implicit
-            feedback, every target has relevance 1.
-        k: cutoff, ``None`` (each list's own length) or a sequence of cutoffs (adds a trailing
-            dimension).
-        pad_id: the id that marks padding in both tensors.
-        gain, discount, empty, reduction, validate: as in :func:`torch_ndcg.ndcg`.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.ranked_ndcg(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]), k=5)
-        tensor(0.6509)
-    """
-    lists = prepare_ranked(ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain=gain, validate=validate)
-    cutoffs, many = d.resolve_cutoffs(k)
-    dcg_k = _dcg_at(lists, cutoffs, discount)
-    idcg_k = _idcg_at(lists, cutoffs, discount)
-    return _finish(normalise(dcg_k, idcg_k, empty), lists, many, reduction)
-
-
-def ranked_dcg(
-    ranked_ids: Tensor,
-    target_ids: Tensor,
-    target_relevance: Tensor | None = None,
-    k: d.Cutoff = None,
-    *,
-    pad_id: int = -1,
-    gain: d.Gain = "linear",
-    discount: d.Discount = "log2",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""DCG@k of recommended lists: :math:`\sum_{i=1}^{k} \mathrm{gain}(rel(id_i))\,\mathrm{discount}(i)`.
-
-    Options as in :func:`ranked_ndcg`.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.ranked_dcg(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]))
-        tensor(1.0616)
-    """
-    lists = prepare_ranked(ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain=gain, validate=validate)
-    cutoffs, many = d.resolve_cutoffs(k)
-    return _finish(_dcg_at(lists, cutoffs, discount), lists, many, reduction)
-
-
-def ranked_mrr(
-    ranked_ids: Tensor,
-    target_ids: Tensor,
-    k: d.Cutoff = None,
-    *,
-    pad_id: int = -1,
-    empty: str = "zero",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""Reciprocal rank of the first recommended id that is in the truth, within the top ``k`` (0 if none).
-
-    Every non-pad id of ``target_ids`` counts as relevant; a row without any is handled by
-    ``empty``.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.ranked_mrr(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]))
-        tensor(0.5000)
-    """
-    lists = prepare_ranked(ranked_ids, target_ids, None, pad_id=pad_id, gain="linear", validate=validate)
-    cutoffs, many = d.resolve_cutoffs(k)
-    slots = lists.slots
-    values = sum_to_cutoffs(first_hit_probability(slots) / (slots.position + 1), cutoffs)
-    is_empty = (lists.relevant == 0).expand_as(values)
-    return _finish(apply_empty(values, is_empty, empty), lists, many, reduction)
-
-
-def _companion(
-    name: str,
-    ranked_ids: Tensor,
-    target_ids: Tensor,
-    target_relevance: Tensor | None,
-    k: d.Cutoff,
-    pad_id: int,
-    empty: str,
-    reduction: str,
-    validate: bool,
-) -> Tensor:
-    """Binary companions with the dense conventions: a target with relevance > 0 is relevant."""
-    lists = prepare_ranked(ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain="linear", validate=validate)
-    cutoffs, many = d.resolve_cutoffs(k)
-    values, is_empty = binary_metric(name, lists.slots, cutoffs, lists.relevant, lists.listed)
-    return _finish(apply_empty(values, is_empty, empty), lists, many, reduction)
-
-
-def ranked_precision(
-    ranked_ids: Tensor,
-    target_ids: Tensor,
-    target_relevance: Tensor | None = None,
-    k: d.Cutoff = None,
-    *,
-    pad_id: int = -1,
-    empty: str = "zero",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""Precision@k: relevant ids among the top ``k``, divided by ``k`` (``k=None``: the list's length).
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.ranked_precision(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]), k=2)
-        tensor(0.5000)
-    """
-    return _companion("precision", ranked_ids, target_ids, target_relevance, k, pad_id, empty, reduction, validate)
-
-
-def ranked_recall(
-    ranked_ids: Tensor,
-    target_ids: Tensor,
-    target_relevance: Tensor | None = None,
-    k: d.Cutoff = None,
-    *,
-    pad_id: int = -1,
-    empty: str = "zero",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""Recall@k: relevant ids among the top ``k``, divided by all relevant targets R.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.ranked_recall(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]), k=2)
-        tensor(0.5000)
-    """
-    return _companion("recall", ranked_ids, target_ids, target_relevance, k, pad_id, empty, reduction, validate)
-
-
-def ranked_hit_rate(
-    ranked_ids: Tensor,
-    target_ids: Tensor,
-    target_relevance: Tensor | None = None,
-    k: d.Cutoff = None,
-    *,
-    pad_id: int = -1,
-    empty: str = "zero",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""HitRate@k: 1 if any of the top ``k`` ids is relevant, else 0.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.ranked_hit_rate(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]), k=1)
-        tensor(0.)
-    """
-    return _companion("hit_rate", ranked_ids, target_ids, target_relevance, k, pad_id, empty, reduction, validate)
-
-
-def ranked_average_precision(
-    ranked_ids: Tensor,
-    target_ids: Tensor,
-    target_relevance: Tensor | None = None,
-    k: d.Cutoff = None,
-    *,
-    pad_id: int = -1,
-    empty: str = "zero",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""AP@k: :math:`\frac{1}{\min(R, k)} \sum_{i=1}^{k} [id_i\ \text{relevant}]\,\mathrm{P@i}`.
-
-    With ``k=None`` the normaliser is R, all relevant targets (trec_eval's AP of the list), as in
-    :func:`torch_ndcg.average_precision`.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.ranked_average_precision(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]))
-        tensor(0.5000)
-    """
-    return _companion(
-        "average_precision", ranked_ids, target_ids, target_relevance, k, pad_id, empty, reduction, validate
-    )
+# The metrics are callable objects, which doctest does not collect by itself.
+__test__ = {name: globals()[name].__doc__ for name in __all__ if name != "from_lists"}
 
 
 def from_lists(
@@ -425,10 +341,17 @@ def from_lists(
     numbers: dict[Hashable, int] = {}
 
     def number(item: Hashable) -> int:
+        if isinstance(item, (Tensor, np.ndarray)):
+            # A tensor hashes by identity: two equal ids would be two different items.
+            raise TypeError(
+                f"ids must be hashable values such as int or str, got a {type(item).__name__}; "
+                "pass whole rows as tensors/arrays, or convert with .tolist()"
+            )
         return numbers.setdefault(item, len(numbers))
 
     ranked, targets, labels = [], [], []
     for i, (predicted, truth) in enumerate(zip(predict_lists, ground_truths)):
+        predicted, truth = _as_python(predicted), _as_python(truth)
         if isinstance(predicted, (str, bytes)) or not isinstance(predicted, Iterable):
             raise TypeError(f"predict_lists[{i}] must be a list of ids, got {type(predicted).__name__}")
         if isinstance(truth, (str, bytes)) or not isinstance(truth, Iterable):
@@ -453,3 +376,12 @@ def from_lists(
         empty_ids = torch.full(shape, -1, dtype=torch.long, device=device)
         return empty_ids, empty_ids.clone(), torch.zeros(shape, dtype=dtype, device=device)
     return padded(ranked, -1, torch.long), padded(targets, -1, torch.long), padded(labels, 0.0, dtype)
+
+
+def _as_python(row: object) -> object:
+    """A tensor or array row of ids (or a mapping's worth of them) as Python values."""
+    if isinstance(row, (Tensor, np.ndarray)):
+        if row.ndim != 1:
+            raise TypeError(f"a row of ids must be 1-D, got a {row.ndim}-D {type(row).__name__}")
+        return row.tolist()
+    return row

@@ -13,9 +13,7 @@ from collections.abc import Iterable
 import torch
 from torch import Tensor
 
-TIES = ("average", "first", "worst", "best")
-EMPTY = ("zero", "one", "skip", "error")
-REDUCTIONS = ("mean", "sum", "none")
+from .options import EMPTY, REDUCTIONS, TIES  # noqa: F401  (the losses check these choices here too)
 
 
 def check_option(name: str, value: object, choices: Iterable[str]) -> str:

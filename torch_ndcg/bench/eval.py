@@ -1,4 +1,4 @@
-"""Exact NDCG@10: this library's dense and grouped forms against torchmetrics and scikit-learn.
+"""Exact NDCG@10: this library's dense and flat layouts against torchmetrics and scikit-learn.
 
 ``python -m torch_ndcg.bench eval [--quick] [--repeats 7] [--ref-items 500000] [--bandwidth-gbs 3350] [--threads N]``
 
@@ -7,11 +7,14 @@ about 30% non-zero; scores are rounded to two decimals, so ties are common and e
 implementation averages over them (``ties="average"``, scikit-learn's ``ignore_ties=False``,
 torchmetrics' default). Every implementation computes Mean NDCG@10 over the queries:
 
-* ``tn.ndcg`` on ``[Q, N]`` tensors (dense form);
-* ``tn.grouped_ndcg`` on flat ``[Q·N]`` scores, labels and query indexes (grouped form), once in
-  query-major order (each query contiguous, as a flattened batch is: the grouped form then views
-  it as ``[Q, N]`` and runs the dense kernels) and once with the items shuffled (the general
-  sort-and-segment path);
+* ``tn.ndcg`` on ``[Q, N]`` tensors (dense layout);
+* ``tn.ndcg(..., indexes=...)`` on flat ``[Q·N]`` scores, labels and query indexes (flat layout),
+  once in query-major order (each query contiguous, as a flattened batch is: the flat layout
+  then views it as ``[Q, N]`` and runs the dense kernels) and once with the items shuffled (the
+  general sort-and-segment path);
+* each of those again with ``validate=False``, which must be no slower (it skips the value
+  checks and changes nothing else on CPU), and the dense layout on tie-free scores
+  (``torch.randn``), where ranking skips the tie groups, with and without ``validate``;
 * torchmetrics ``RetrievalNormalizedDCG(top_k=10)``: ``update`` on the flat form, then ``compute``;
 * scikit-learn ``ndcg_score(labels, scores, k=10)`` on ``[Q, N]`` NumPy arrays.
 
@@ -23,7 +26,7 @@ queries in Python, so they run on the first ``--ref-items // N`` queries only (a
 2,000 × 100) and their time is scaled linearly to Q queries (marked ``*``). The "check" column
 compares each reference value with ours on the very queries the reference ran on (|Δ| ≤ 1e-5
 passes), so the table also shows that the numbers agree. On CUDA the two torch_ndcg forms are
-timed on the GPU as well, with the bytes of scores and labels (and indexes for the grouped form)
+timed on the GPU as well, with the bytes of scores and labels (and indexes for the flat layout)
 read once divided by the time, as a fraction of ``--bandwidth-gbs`` (3,350 GB/s: H100 SXM).
 """
 
@@ -41,6 +44,8 @@ import torch
 import torch_ndcg as tn
 
 K = 10
+TIE_FREE = "tie-free scores"  # row names: which rows use other data, which skip the checks
+UNCHECKED = "validate=False"
 TOLERANCE = 1e-5
 
 
@@ -119,11 +124,23 @@ def _ours(scores: torch.Tensor, labels: torch.Tensor) -> dict[str, Callable[[], 
     generator = torch.Generator().manual_seed(1)
     shuffle = torch.randperm(flat[0].shape[0], generator=generator).to(scores.device)
     shuffled = [tensor[shuffle] for tensor in flat]
-    return {
-        "torch_ndcg ndcg (dense)": lambda: tn.ndcg(scores, labels, K),
-        "torch_ndcg grouped_ndcg, query-major order": lambda: tn.grouped_ndcg(*flat, K),
-        "torch_ndcg grouped_ndcg, shuffled order": lambda: tn.grouped_ndcg(*shuffled, K),
+    tie_free = torch.randn(scores.shape, generator=torch.Generator().manual_seed(0)).to(scores.device)
+    forms = {
+        "torch_ndcg ndcg (dense)": lambda **options: tn.ndcg(scores, labels, K, **options),
+        "torch_ndcg ndcg, flat indexes, query-major order": lambda **options: tn.ndcg(
+            *flat[:2], K, indexes=flat[2], **options
+        ),
+        "torch_ndcg ndcg, flat indexes, shuffled order": lambda **options: tn.ndcg(
+            *shuffled[:2], K, indexes=shuffled[2], **options
+        ),
+        f"torch_ndcg ndcg (dense), {TIE_FREE}": lambda **options: tn.ndcg(tie_free, labels, K, **options),
     }
+    runs = {}
+    for name, form in forms.items():
+        runs[name] = form
+        runs[f"{name}, {UNCHECKED}"] = lambda form=form: form(validate=False)
+    return runs
+
 
 
 def _case(queries: int, items: int, args: argparse.Namespace) -> list[Row]:
@@ -143,16 +160,19 @@ def _case(queries: int, items: int, args: argparse.Namespace) -> list[Row]:
 
     rows = [Row(case, f"{name}, cpu", timings[name][0]) for name in ours]
     ours_value = {name: float(timings[name][1]) for name in ours}
-    # Ours on the very queries the references ran on, in every form.
-    mine = [float(f()) for f in _ours(sub_scores, sub_labels).values()]
+    # Ours on the very queries the references ran on, in every form (tie-free scores are other data).
+    mine = [float(f()) for name, f in _ours(sub_scores, sub_labels).items() if TIE_FREE not in name]
     for name in references:
         seconds, value = timings[name]
         check = _check(value, max(mine, key=lambda m: abs(m - value)))
         if subset < queries:
             check += f" ({subset:,} queries)"
         rows.append(Row(case, name, seconds * scale, subset < queries, check))
-    if subset == queries:
-        for row, name in zip(rows, ours):
+    for row, name in zip(rows, ours):
+        if UNCHECKED in name:  # the same value as with validate=True, to the bit
+            same = ours_value[name] == ours_value[name.replace(f", {UNCHECKED}", "")]
+            row.check = "= validate=True" if same else "FAIL: differs from validate=True"
+        elif subset == queries and TIE_FREE not in name:
             worst = max((float(timings[r][1]) for r in references), key=lambda r: abs(r - ours_value[name]))
             row.check = _check(worst, ours_value[name])
 
@@ -161,7 +181,7 @@ def _case(queries: int, items: int, args: argparse.Namespace) -> list[Row]:
         gpu_scores, gpu_labels = scores.to(gpu), labels.to(gpu)
         gpu_timings = _median_seconds(_ours(gpu_scores, gpu_labels), args.repeats, gpu)
         for name, (seconds, value) in gpu_timings.items():
-            read = scores.nbytes + labels.nbytes + (queries * items * 8 if "grouped" in name else 0)
+            read = scores.nbytes + labels.nbytes + (queries * items * 8 if "flat" in name else 0)
             achieved = read / seconds / 1e9
             rows.append(
                 Row(
@@ -203,15 +223,24 @@ def _bars(rows: list[Row]) -> None:
     tm = next(s for n, s in group.items() if n.startswith("torchmetrics"))
     sk = next(s for n, s in group.items() if n.startswith("scikit-learn"))
     dense = group["torch_ndcg ndcg (dense), cpu"]
-    grouped = group["torch_ndcg grouped_ndcg, query-major order, cpu"]
-    shuffled = group["torch_ndcg grouped_ndcg, shuffled order, cpu"]
+    flat = group["torch_ndcg ndcg, flat indexes, query-major order, cpu"]
+    shuffled = group["torch_ndcg ndcg, flat indexes, shuffled order, cpu"]
     for label, ratio, bar in (
         ("dense vs torchmetrics", tm / dense, 100),
         ("dense vs scikit-learn", sk / dense, 20),
-        ("grouped (query-major) vs torchmetrics", tm / grouped, 50),
-        ("grouped (shuffled) vs torchmetrics", tm / shuffled, 50),
+        ("flat (query-major) vs torchmetrics", tm / flat, 50),
+        ("flat (shuffled) vs torchmetrics", tm / shuffled, 50),
     ):
         print(f"bar at 2,000 × 100, {label}: {ratio:.0f}× (bar ≥ {bar}×) {'met' if ratio >= bar else 'MISSED'}")
+    # validate=False must never be slower (noise aside): it only skips the value checks.
+    for case in dict.fromkeys(row.case for row in rows):
+        times = {row.name: row.seconds for row in rows if row.case == case}
+        ratios = [
+            times[name.replace(f", {UNCHECKED}", "")] / seconds
+            for name, seconds in times.items() if UNCHECKED in name and name.endswith(", cpu")
+        ]
+        print(f"{case}: validate=True time / validate=False time, per form: "
+              + ", ".join(f"{ratio:.2f}" for ratio in ratios) + " (≥ 1 within noise)")
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> None:

@@ -7,7 +7,7 @@ import triton
 from torch import Tensor
 
 
-def blocks(n: int) -> tuple[int, int]:
+def tile_shape(n: int) -> tuple[int, int]:
     """(row, column) tile for lists of length ``n``.
 
     Bucketed so that only a handful of variants is ever compiled (never one per N): short
@@ -32,7 +32,7 @@ def launch(kernel, rows: int, cols: int, *args, block: tuple[int, int] | None = 
     ``rows`` and ``cols`` go to the kernel as runtime arguments, so every length reuses the
     same compiled kernel and ragged edges are masked inside it.
     """
-    block_i, block_j = block or blocks(max(rows, cols))
+    block_i, block_j = block or tile_shape(max(rows, cols))
     grid = (args[0].shape[0], triton.cdiv(rows, block_i))
     kernel[grid](*args, rows, cols, BLOCK_I=block_i, BLOCK_J=block_j, **constexprs)
 

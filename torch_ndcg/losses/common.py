@@ -15,8 +15,8 @@ from torch import Tensor
 
 from .. import definitions as d
 from .. import fused as fused_kernels
-from ..dense import _idcg_at, prepare_lists
-from ..reduction import apply_empty, reduce
+from ..aggregation import apply_empty, reduce
+from ..dense import ideal_dcg, prepare as prepare_dense
 from ..validation import EMPTY, REDUCTIONS, check_option, check_positive
 from . import kernels
 
@@ -75,8 +75,8 @@ def prepare(
 ) -> LossLists:
     """Check inputs exactly as the metrics do and compute the exact IDCG@k."""
     cutoff = single_cutoff(k)
-    lists = prepare_lists(scores, relevance, mask, gain, validate)
-    idcg = _idcg_at(lists, (cutoff,), discount)[..., 0]
+    lists = prepare_dense(scores, relevance, mask, gain, validate)
+    idcg = ideal_dcg(lists, (cutoff,), discount)[..., 0]
     n = lists.length
     valid = torch.ones(lists.scores.shape, dtype=torch.bool, device=lists.scores.device) if mask is None else mask
     # where(), not the -inf scores of prepare_lists: padding must be finite for the pairwise

@@ -3,7 +3,7 @@ r"""The O(N²) work of the streaming losses, as six primitives over ``[B, N]`` v
 Everything quadratic in the list length happens here, one bounded block of an implicit
 ``[B, N, N]`` matrix at a time; callers only ever hold ``[B, N]`` vectors. The streaming
 losses call the primitives on an ``ops`` object (default :class:`TorchBlocks`); a fused GPU
-kernel (issue 5) replaces them by passing any object or module with the same functions. Every
+kernel (:mod:`torch_ndcg.fused`) replaces them by passing any object or module with the same functions. Every
 argument and result is a ``[B, N]`` tensor (one row per list) in one floating dtype unless said
 otherwise; ``-inf`` in ``z`` means "this column does not exist".
 

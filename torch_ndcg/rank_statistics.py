@@ -1,4 +1,5 @@
-"""Ranked slots: what each rank position of a list holds, in expectation over tied orderings.
+"""What each rank position of a list holds, in expectation over tied orderings, and the per-rank
+terms the metrics sum.
 
 Every metric in this package is a sum over rank positions (slots) of a per-slot term. With
 ``ties="average"`` a slot that falls inside a group of ``g`` equally scored items holds each of
@@ -7,8 +8,8 @@ orderings (McSherry & Najork, "Computing Information Retrieval Performance Measu
 Efficiently in the Presence of Tied Scores", ECIR 2008). With the other tie modes every
 group has size 1 and the terms reduce to the textbook ones.
 
-The builders (:mod:`torch_ndcg.ranking` for dense lists, :mod:`torch_ndcg.grouped` for flat
-segments) fill a :class:`Slots`; the functions here turn it into per-slot terms.
+Each layout (:mod:`torch_ndcg.dense`, :mod:`torch_ndcg.flat`, :mod:`torch_ndcg.ranked`) fills a
+:class:`RankStatistics`; the functions here turn it into per-slot terms.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from torch import Tensor
 
 
 @dataclass(frozen=True)
-class Slots:
+class RankStatistics:
     """Per-slot statistics of the tie group that covers each rank position.
 
     All fields share one shape (``[..., D]`` for dense lists, ``[T]`` for flat segments) and
@@ -37,12 +38,12 @@ class Slots:
     # (group_start and the relevant-item fields are None when a gain-only metric did not ask)
 
 
-def expected_gain(slots: Slots) -> Tensor:
+def expected_gain(slots: RankStatistics) -> Tensor:
     """E[gain at this slot] = group gain / group size."""
     return slots.group_gain / slots.group_size
 
 
-def hit_probability(slots: Slots) -> Tensor:
+def hit_probability(slots: RankStatistics) -> Tensor:
     """P(the item at this slot is relevant) = relevant items in the group / group size."""
     return slots.group_hits / slots.group_size
 
@@ -51,7 +52,7 @@ def _log_binomial(n: Tensor, m: Tensor) -> Tensor:
     return torch.lgamma(n + 1) - torch.lgamma(m + 1) - torch.lgamma(n - m + 1)
 
 
-def first_hit_probability(slots: Slots) -> Tensor:
+def first_hit_probability(slots: RankStatistics) -> Tensor:
     """P(this slot holds the first relevant item of the list).
 
     Only the first group with a relevant item can hold it. With ``r`` relevant items among the
@@ -71,7 +72,7 @@ def first_hit_probability(slots: Slots) -> Tensor:
     return torch.where(possible, torch.exp(log_p), torch.zeros_like(log_p)).to(slots.group_size.dtype)
 
 
-def precision_term(slots: Slots) -> Tensor:
+def precision_term(slots: RankStatistics) -> Tensor:
     """E[hit(slot) · precision at the slot's rank], the summand of average precision.
 
     A relevant item at offset ``j`` of its group has, in expectation, ``(r - 1)·j/(g - 1)`` other
@@ -82,3 +83,8 @@ def precision_term(slots: Slots) -> Tensor:
     j = slots.position - slots.group_start
     ahead = torch.where(g > 1, (r - 1).clamp(min=0) * j / (g - 1).clamp(min=1), torch.zeros_like(g))
     return (r / g) * (slots.hits_before + 1 + ahead) / (slots.position + 1)
+
+
+def reciprocal_rank_term(slots: RankStatistics) -> Tensor:
+    """E[1/rank of the first relevant item, counted at this slot]: the summand of MRR."""
+    return first_hit_probability(slots) / (slots.position + 1)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .validation import EMPTY, REDUCTIONS, check_option
+from .options import EMPTY, REDUCTIONS
+from .validation import check_option
 
 
 def apply_empty(values: Tensor, is_empty: Tensor, empty: str) -> Tensor:
@@ -50,7 +51,7 @@ def reduce(values: Tensor, reduction: str, *, cutoff_dim: bool = False) -> Tenso
     return torch.where(torch.isnan(mean), 0.0, mean)  # a mean over no query is 0
 
 
-def finish(values: Tensor, many: bool, reduction: str) -> Tensor:
+def reduce_queries(values: Tensor, many: bool, reduction: str) -> Tensor:
     """Reduce ``[..., C]`` per-query values; a single cutoff (``many=False``) drops the C axis."""
     if not many:
         values = values.squeeze(-1)

@@ -1,12 +1,12 @@
-"""Top-k selection (torch_ndcg.selection): the numpy host path agrees with torch.topk exactly."""
+"""Ranking by score (torch_ndcg.ordering): the numpy host path agrees with torch.topk exactly."""
 
 import pytest
 import torch
 
 import torch_ndcg as tn
-from torch_ndcg import selection
+from torch_ndcg import ordering
 
-pytestmark = pytest.mark.skipif(not selection._SIMD_SORT, reason="the host path needs numpy ≥ 2 on x86-64/Arm")
+pytestmark = pytest.mark.skipif(not ordering._SIMD_SORT, reason="the host path needs numpy ≥ 2 on x86-64/Arm")
 
 
 @pytest.fixture
@@ -14,7 +14,7 @@ def torch_only(monkeypatch):
     """Within a test: from the call on, every selection goes through torch.topk."""
 
     def use_torch() -> None:
-        monkeypatch.setattr(selection, "_SIMD_SORT", False)
+        monkeypatch.setattr(ordering, "_SIMD_SORT", False)
 
     return use_torch
 
@@ -28,15 +28,20 @@ def awkward_scores(*shape: int, seed: int = 0) -> torch.Tensor:
     return torch.where(pick < len(specials), specials[pick.clamp(max=len(specials) - 1)], scores)
 
 
+def top_keys_of(scores: torch.Tensor, depth: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    ranks = ordering.top_ranks(scores, depth)
+    return ranks.keys, ranks.top_keys, ranks.index
+
+
 @pytest.mark.parametrize("shape", [(7, 12), (3, 4, 9), (5, 1), (0, 6), (2, 256)])
 @pytest.mark.parametrize("depth", [1, 3, "all"])
 def test_host_top_scores_equals_topk_on_keys(shape, depth, torch_only):
     scores = awkward_scores(*shape)
     depth = shape[-1] if depth == "all" else min(depth, shape[-1])
-    assert selection._on_host(scores)
-    keys, top_keys, index = selection.top_scores(scores, depth)
+    assert ordering._host_array(scores) is not None
+    keys, top_keys, index = top_keys_of(scores, depth)
     torch_only()
-    expected_keys, expected_top, _ = selection.top_scores(scores, depth)
+    expected_keys, expected_top, _ = top_keys_of(scores, depth)
     assert torch.equal(keys, expected_keys) and torch.equal(top_keys, expected_top)
     assert torch.equal(keys.gather(-1, index), top_keys)  # each index points at its key
     ordered = index.sort(dim=-1).values  # every row's indices are distinct
@@ -45,23 +50,23 @@ def test_host_top_scores_equals_topk_on_keys(shape, depth, torch_only):
 
 def test_negative_zero_ties_with_zero_and_infinities_rank_at_the_ends():
     scores = torch.tensor([[0.0, -torch.inf, -0.0, torch.inf, -1.0]])
-    keys, top_keys, index = selection.top_scores(scores, 5)
+    keys, top_keys, index = top_keys_of(scores, 5)
     assert index[0, 0] == 3 and set(index[0, 1:3].tolist()) == {0, 2} and index[0, 3:].tolist() == [4, 1]
     assert keys[0, 0] == keys[0, 2] and top_keys[0, 1] == top_keys[0, 2]
 
 
 def test_top_values_equals_topk_values(torch_only):
     values = awkward_scores(6, 40, seed=1).abs()
-    host = selection.top_values(values, 7)
+    host = ordering.top_values(values, 7)
     torch_only()
-    assert torch.equal(host, selection.top_values(values, 7))
+    assert torch.equal(host, ordering.top_values(values, 7))
     assert torch.equal(host, torch.topk(values, 7).values)
 
 
-def test_has_ties():
-    assert selection.has_ties(torch.tensor([[3, 2, 2], [5, 4, 1]]))
-    assert not selection.has_ties(torch.tensor([[3, 2, 1], [5, 4, 1]]))
-    assert not selection.has_ties(torch.empty(0, 3, dtype=torch.int32))
+def test_has_neighbours_equal():
+    assert ordering._has_neighbours_equal(torch.tensor([[3, 2, 2], [5, 4, 1]]))
+    assert not ordering._has_neighbours_equal(torch.tensor([[3, 2, 1], [5, 4, 1]]))
+    assert not ordering._has_neighbours_equal(torch.empty(0, 3, dtype=torch.int32))
 
 
 @pytest.mark.parametrize(
@@ -74,38 +79,45 @@ def test_has_ties():
     ],
 )
 def test_which_inputs_take_the_host_path(values, on_host):
-    assert selection._on_host(values) == on_host
+    assert (ordering._host_array(values) is not None) == on_host
 
 
-def test_tie_free_gains_in_score_and_ideal_order():
-    scores = torch.tensor([[0.3, 0.9, -0.2, 0.5], [1.0, 2.0, 3.0, 4.0]])
-    gains = torch.tensor([[1.0, 0.0, 3.0, 2.0], [4.0, 0.0, 0.0, 1.0]])
-    got = selection.host_sort(scores).tie_free_gains(gains, 3, ideal=True)
-    assert got.tolist() == [[[0.0, 2.0, 1.0], [1.0, 0.0, 0.0]], [[3.0, 2.0, 1.0], [4.0, 1.0, 0.0]]]
-    assert torch.equal(selection.host_sort(scores).tie_free_gains(gains, 3, ideal=False), got[0])
-    batched = selection.host_sort(scores.expand(3, 2, 4)).tie_free_gains(gains.expand(3, 2, 4), 3, ideal=True)
-    assert torch.equal(batched, got.unsqueeze(1).expand(2, 3, 2, 3))
+@pytest.mark.parametrize("host", [True, False])
+def test_find_ties_sees_ties_up_to_the_first_unranked_item(host, torch_only):
+    def distinct(scores, depth):
+        if not host:
+            torch_only()
+        return ordering.top_ranks(torch.tensor([scores]), depth, find_ties=True).distinct
+
+    # A tie between rank 2 and the item just past the cutoff changes DCG@2's expectation.
+    assert not distinct([0.9, 0.5, 0.5, 0.1], 2)
+    assert distinct([0.9, 0.5, 0.5, 0.1], 1)
+    assert distinct([0.9, 0.5, 0.4, 0.4], 2)
+    assert not distinct([0.0, -0.0, 0.4, 0.3], 4)
+    assert not ordering.top_ranks(torch.tensor([[0.9, 0.5, 0.4]]), 2).distinct  # not asked: unknown
 
 
-def test_tie_free_gains_declines_ties_at_the_top():
-    def gains_at(scores, depth):
-        return selection.host_sort(torch.tensor([scores])).tie_free_gains(torch.ones(1, 4), depth, ideal=True)
+@pytest.mark.parametrize("depth", [1, 2, 3, 5])
+@pytest.mark.parametrize("host", [True, False])
+def test_tie_break_orders_tied_scores_and_picks_the_straddling_group(depth, host, torch_only):
+    if not host:
+        torch_only()
+    scores = torch.tensor([[0.5, 0.9, 0.5, 0.5, 0.1]])
+    tie_break = torch.tensor([[1.0, 0.0, 3.0, 2.0, 0.0]])  # among the 0.5s: item 2, then 3, then 0
+    ranks = ordering.top_ranks(scores, depth, tie_break=tie_break)
+    assert ranks.index[0].tolist() == [1, 2, 3, 0, 4][:depth]
+    assert ranks.distinct
+    # "Never ranked" items (-inf) come after every ranked item, whatever their tie_break.
+    last = ordering.top_ranks(torch.tensor([[-torch.inf, 0.2, 0.3]]), 3, tie_break=torch.tensor([[9.0, 0.0, 0.0]]))
+    assert last.index[0].tolist() == [2, 1, 0]
 
-    # A tie between slot 2 and the item just past the cutoff changes DCG@2's expectation.
-    assert gains_at([0.9, 0.5, 0.5, 0.1], 2) is None
-    assert gains_at([0.9, 0.5, 0.5, 0.1], 1) is not None
-    assert gains_at([0.9, 0.5, 0.4, 0.4], 2) is not None
-    assert gains_at([0.0, -0.0, 0.4, 0.3], 4) is None
 
-
-def test_host_sort_is_reused_and_top_matches_top_scores(torch_only):
-    scores = awkward_scores(5, 30, seed=3)
-    presorted = selection.host_sort(scores)
-    host = selection.top_scores(scores, 7, presorted=presorted)
-    torch_only()
-    assert selection.host_sort(scores) is None
-    device = selection.top_scores(scores, 7)
-    assert torch.equal(host[0], device[0]) and torch.equal(host[1], device[1])
+def test_no_host_path_under_vmap():
+    # A functorch transform hides the data from numpy: the torch path runs instead of failing.
+    scores = torch.randn(3, 5, 8)
+    batched = torch.vmap(lambda s: tn.ndcg(s, (s > 0).float(), 3, validate=False))(scores)
+    expected = torch.stack([tn.ndcg(s, (s > 0).float(), 3) for s in scores])
+    torch.testing.assert_close(batched, expected)
 
 
 METRICS = ["ndcg", "dcg", "cg", "mrr", "precision", "recall", "hit_rate", "average_precision"]

@@ -1,21 +1,23 @@
-"""Dense lists → slots (torch_ndcg.ranking): tie groups, tie breaking, and the topk path."""
+"""Dense lists → rank statistics (torch_ndcg.dense.rank): tie groups, tie breaking, and the topk path."""
 
 import pytest
 import torch
 
-from torch_ndcg.ranking import rank_slots
+from torch_ndcg import dense
+from torch_ndcg.ordering import top_ranks
 
 FIELDS = ("position", "group_gain", "group_size", "group_hits", "group_start", "hits_before")
 
 
-def slots_of(scores, relevance, depth, ties, mask=None, may_sync=False):
-    """What dense.prepare_lists hands to rank_slots: -inf and zero labels at padding."""
+def slots_of(scores, relevance, depth, ties, mask=None):
+    """Lists as dense.prepare leaves them (-inf and zero labels at padding), gains = 10 × label."""
     scores = torch.as_tensor(scores, dtype=torch.float64)
     relevance = torch.as_tensor(relevance, dtype=torch.float64)
     if mask is not None:
         scores = scores.masked_fill(~mask, -torch.inf)
         relevance = torch.where(mask, relevance, torch.zeros_like(relevance))
-    return rank_slots(scores, relevance * 10, (relevance > 0).double(), relevance, depth, ties, may_sync=may_sync)
+    lists = dense.DenseLists(scores, relevance * 10, relevance, gains_nonnegative=True)
+    return dense.rank(lists, depth, ties, hits=True, validate=True)
 
 
 def as_lists(slots):
@@ -104,8 +106,8 @@ def test_padding_ranks_last_with_nothing(ties):
 @pytest.mark.parametrize("depth", [1, 4, 12])  # 12 = N: the full sort
 @pytest.mark.parametrize("with_hits", [True, False])
 def test_tie_free_shortcut_equals_the_tie_groups(case, depth, dtype, with_hits):
-    # may_sync=True skips the tie-group statistics when the top depth + 1 scores are distinct;
-    # both paths must give identical slots, with and without ties near the cutoff.
+    # dense.rank skips the tie-group statistics when the top depth + 1 scores are distinct;
+    # both paths must give identical statistics, with and without ties near the cutoff.
     g = torch.Generator().manual_seed(depth)
     scores = torch.randperm(6 * 12, generator=g).reshape(6, 12).to(dtype) / 7
     relevance = torch.randint(0, 4, (6, 12), generator=g).to(dtype)
@@ -118,7 +120,8 @@ def test_tie_free_shortcut_equals_the_tie_groups(case, depth, dtype, with_hits):
         scores, relevance = scores.masked_fill(~mask, -torch.inf), relevance * mask
     hits = (relevance > 0).to(dtype) if with_hits else None
     fields = FIELDS if with_hits else ("position", "group_gain", "group_size")
-    fast = rank_slots(scores, relevance * 10, hits, relevance, depth, "average", may_sync=True)
-    general = rank_slots(scores, relevance * 10, hits, relevance, depth, "average")
+    lists = dense.DenseLists(scores, relevance * 10, relevance, gains_nonnegative=True)
+    fast = dense.rank(lists, depth, "average", hits=with_hits, validate=True)
+    general = dense._tie_groups(relevance * 10, hits, top_ranks(scores, depth))
     for field in fields:
         assert torch.equal(getattr(fast, field), getattr(general, field)), field

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from torch_ndcg.reduction import apply_empty, reduce
+from torch_ndcg.aggregation import apply_empty, reduce
 
 NAN = float("nan")
 

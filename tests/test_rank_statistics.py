@@ -1,11 +1,11 @@
-"""Per-slot tie-group terms (torch_ndcg.slots) against enumeration of every placement."""
+"""Per-slot tie-group terms (torch_ndcg.rank_statistics) against enumeration of every placement."""
 
 import itertools
 
 import pytest
 import torch
 
-from torch_ndcg.slots import Slots, expected_gain, first_hit_probability, hit_probability, precision_term
+from torch_ndcg.rank_statistics import RankStatistics as Slots, expected_gain, first_hit_probability, hit_probability, precision_term
 
 
 def one_group(start: int, size: int, hits: int, hits_before: int, gain: float = 0.0) -> Slots:

@@ -1,4 +1,4 @@
-"""The flat grouped form: agreement with the dense form on the same data, torchmetrics parity, bad input."""
+"""The flat layout (``indexes=``): agreement with the dense layout on the same data, torchmetrics parity, bad input."""
 
 import pytest
 import torch
@@ -6,8 +6,8 @@ from dense_reference import DEVICES
 from torchmetrics.retrieval import RetrievalNormalizedDCG
 
 import torch_ndcg as tn
-from torch_ndcg import grouped
-from torch_ndcg.grouped import _descending_key
+from torch_ndcg import flat
+from torch_ndcg.flat import _descending_key
 
 METRICS = ("ndcg", "dcg", "mrr", "precision", "recall", "hit_rate", "average_precision")
 TIES = ("average", "first", "worst", "best")
@@ -19,7 +19,7 @@ def layout(request, monkeypatch):
     """Run every test on both paths: padded [Q, L] rows for the dense kernels, and the segment
     path that skewed query sizes take (forced here by declining every row layout)."""
     if request.param == "segments":
-        monkeypatch.setattr(grouped, "_as_rows", lambda *args: None)
+        monkeypatch.setattr(flat, "as_rows", lambda *args: None)
     return request.param
 
 
@@ -57,8 +57,8 @@ def call(name, form, scores, relevance, extra, k, ties, empty, reduction="none",
         options["empty"] = empty
     if gain is not None:
         options["gain"] = gain
-    fn = getattr(tn, name if form == "dense" else f"grouped_{name}")
-    return fn(scores, relevance, **extra, k=k, **options) if form == "dense" else fn(scores, relevance, extra, k=k, **options)
+    fn = getattr(tn, name)
+    return fn(scores, relevance, **extra, k=k, **options) if form == "dense" else fn(scores, relevance, indexes=extra, k=k, **options)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -83,7 +83,7 @@ def test_ndcg_agrees_with_dense_for_gains_and_score_dtypes(gain, dtype):
     flat = flatten(scores.to(dtype), relevance, mask, torch.arange(scores.shape[0]))
     for k in (None, 4):
         expected = tn.ndcg(scores.to(dtype), relevance, k, mask=mask, gain=gain, reduction="none")
-        assert_close(tn.grouped_ndcg(*flat, k, gain=gain, reduction="none"), expected)
+        assert_close(tn.ndcg(*flat[:2], k, indexes=flat[2], gain=gain, reduction="none"), expected)
 
 
 def test_negative_gains_from_a_callable_rank_after_the_zeros():
@@ -92,11 +92,11 @@ def test_negative_gains_from_a_callable_rank_after_the_zeros():
     flat = scores.reshape(-1), relevance.reshape(-1), torch.arange(scores.shape[0]).repeat_interleave(scores.shape[1])
     for k in (None, 3, 8):
         assert_close(
-            tn.grouped_dcg(*flat, k, gain=shift, reduction="none"),
+            tn.dcg(*flat[:2], k, indexes=flat[2], gain=shift, reduction="none"),
             tn.dcg(scores, relevance, k, gain=shift, reduction="none"),
         )
         assert_close(
-            tn.grouped_ndcg(*flat, k, gain=shift, reduction="none"),
+            tn.ndcg(*flat[:2], k, indexes=flat[2], gain=shift, reduction="none"),
             tn.ndcg(scores, relevance, k, gain=shift, reduction="none"),
         )
 
@@ -108,18 +108,18 @@ def test_index_values_order_and_reductions():
     # Decreasing ids: ascending index order reverses the rows. Ids beyond 32 bits and int32 ids.
     for index_of_row in (-torch.arange(batch), torch.arange(batch) * 2**40, torch.arange(batch, dtype=torch.int32)):
         flat = flatten(scores, relevance, mask, index_of_row)
-        values = tn.grouped_ndcg(*flat, 5, reduction="none")
+        values = tn.ndcg(*flat[:2], 5, indexes=flat[2], reduction="none")
         assert_close(values, expected if index_of_row[1] > index_of_row[0] else expected.flip(0))
     flat = flatten(scores, relevance, mask, torch.arange(batch))
     for reduction in ("mean", "sum"):
         for empty in ("zero", "skip"):
             assert_close(
-                tn.grouped_ndcg(*flat, 5, empty=empty, reduction=reduction),
+                tn.ndcg(*flat[:2], 5, indexes=flat[2], empty=empty, reduction=reduction),
                 tn.ndcg(scores, relevance, 5, mask=mask, empty=empty, reduction=reduction),
             )
-    assert_close(tn.grouped_ndcg(*flat, 5, validate=False), tn.ndcg(scores, relevance, 5, mask=mask))
+    assert_close(tn.ndcg(*flat[:2], 5, indexes=flat[2], validate=False), tn.ndcg(scores, relevance, 5, mask=mask))
     with pytest.raises(ValueError, match="empty='error'"):
-        tn.grouped_ndcg(*flat, empty="error")
+        tn.ndcg(*flat[:2], indexes=flat[2], empty="error")
 
 
 def test_queries_of_very_different_sizes():
@@ -127,7 +127,7 @@ def test_queries_of_very_different_sizes():
     scores = torch.cat([torch.randn(5000).round(), torch.randn(300)])
     relevance = torch.cat([torch.randint(0, 3, (5000,)), torch.ones(300, dtype=torch.long)])
     indexes = torch.cat([torch.zeros(5000, dtype=torch.long), torch.arange(1, 301)])
-    values = tn.grouped_ndcg(scores, relevance, indexes, reduction="none")
+    values = tn.ndcg(scores, relevance, indexes=indexes, reduction="none")
     assert values.shape == (301,)
     assert_close(values[:1], tn.ndcg(scores[:5000], relevance[:5000])[None])
     assert torch.all(values[1:] == 1)
@@ -140,7 +140,7 @@ def test_matches_torchmetrics_retrieval_ndcg():
     flat = flatten(scores, relevance, mask, torch.arange(20))
     for k in (3, 10):
         reference = RetrievalNormalizedDCG(top_k=k)(flat[0], flat[1], indexes=flat[2])
-        assert tn.grouped_ndcg(*flat, k).item() == pytest.approx(reference.item(), abs=1e-6)
+        assert tn.ndcg(*flat[:2], k, indexes=flat[2]).item() == pytest.approx(reference.item(), abs=1e-6)
 
 
 def test_descending_key_orders_floats_like_a_descending_sort():
@@ -154,29 +154,29 @@ def test_descending_key_orders_floats_like_a_descending_sort():
 def test_bad_input():
     scores, relevance, indexes = torch.tensor([0.5, 0.2]), torch.tensor([1, 0]), torch.tensor([0, 0])
     with pytest.raises(ValueError, match="same shape"):
-        tn.grouped_ndcg(scores, relevance[:1], indexes)
+        tn.ndcg(scores, relevance[:1], indexes=indexes)
     with pytest.raises(ValueError, match="same shape"):
-        tn.grouped_ndcg(scores, relevance, indexes[:1])
+        tn.ndcg(scores, relevance, indexes=indexes[:1])
     with pytest.raises(ValueError, match="1-D"):
-        tn.grouped_ndcg(scores[None], relevance[None], indexes[None])
+        tn.ndcg(scores[None], relevance[None], indexes=indexes[None])
     with pytest.raises(TypeError, match="indexes must be an integer tensor"):
-        tn.grouped_ndcg(scores, relevance, indexes.float())
+        tn.ndcg(scores, relevance, indexes=indexes.float())
     with pytest.raises(ValueError, match="T = 0"):
-        tn.grouped_ndcg(scores[:0], relevance[:0], indexes[:0])
+        tn.ndcg(scores[:0], relevance[:0], indexes=indexes[:0])
     with pytest.raises(ValueError, match="NaN"):
-        tn.grouped_mrr(torch.tensor([float("nan"), 0.2]), relevance, indexes)
+        tn.mrr(torch.tensor([float("nan"), 0.2]), relevance, indexes=indexes)
     with pytest.raises(ValueError, match="negative, infinite or NaN"):
-        tn.grouped_recall(scores, torch.tensor([1, -1]), indexes)
+        tn.recall(scores, torch.tensor([1, -1]), indexes=indexes)
     with pytest.raises(ValueError, match="ties must be one of"):
-        tn.grouped_ndcg(scores, relevance, indexes, ties="random")
+        tn.ndcg(scores, relevance, indexes=indexes, ties="random")
     with pytest.raises(ValueError, match="k must be ≥ 1"):
-        tn.grouped_precision(scores, relevance, indexes, k=0)
+        tn.precision(scores, relevance, indexes=indexes, k=0)
     with pytest.raises(ValueError, match="empty must be one of"):
-        tn.grouped_hit_rate(scores, relevance, indexes, empty="nan")
+        tn.hit_rate(scores, relevance, indexes=indexes, empty="nan")
     with pytest.raises(ValueError, match="reduction must be one of"):
-        tn.grouped_average_precision(scores, relevance, indexes, reduction="avg")
+        tn.average_precision(scores, relevance, indexes=indexes, reduction="avg")
     with pytest.raises(ValueError, match="discount must be one of"):
-        tn.grouped_dcg(scores, relevance, indexes, discount="log10")
+        tn.dcg(scores, relevance, indexes=indexes, discount="log10")
 
 
 @pytest.mark.parametrize("ties", TIES)
@@ -195,14 +195,14 @@ def test_flattened_rectangular_batch_takes_the_dense_kernels_with_the_same_value
             assert_close(call(name, "grouped", *shuffled, k, ties, "skip"), expected)
     # Near misses: descending ids, a query split in two, unequal sizes.
     descending = row_major[0], row_major[1], -row_major[2]
-    assert_close(tn.grouped_ndcg(*descending, 3, ties=ties, reduction="none"), tn.ndcg(scores, relevance, 3, ties=ties, reduction="none").flip(0))
+    assert_close(tn.ndcg(*descending[:2], 3, indexes=descending[2], ties=ties, reduction="none"), tn.ndcg(scores, relevance, 3, ties=ties, reduction="none").flip(0))
     split = row_major[2].clone()
     split[:7] = 3  # rows 0 and 1 share index 3, so query 3 is rows 0 + 1 and the sizes differ
     merged = tn.ndcg(scores[:2].reshape(1, -1), relevance[:2].reshape(1, -1), 3, ties="average")
-    assert_close(tn.grouped_ndcg(*row_major[:2], split, 3, reduction="none")[0], merged)
+    assert_close(tn.ndcg(row_major[:2][0], row_major[:2][1], 3, indexes=split, reduction="none")[0], merged)
     # A strided (non-contiguous) flat view works too.
     wide = torch.stack([row_major[0], row_major[0]], dim=1)[:, 0]
-    assert_close(tn.grouped_ndcg(wide, row_major[1], row_major[2], 3), tn.ndcg(scores, relevance, 3))
+    assert_close(tn.ndcg(wide, row_major[1], 3, indexes=row_major[2]), tn.ndcg(scores, relevance, 3))
 
 
 def test_padding_is_used_only_while_it_at_most_doubles_the_data(layout):
@@ -213,7 +213,7 @@ def test_padding_is_used_only_while_it_at_most_doubles_the_data(layout):
         indexes = indexes[torch.randperm(indexes.shape[0])]
         scores, relevance = torch.randint(0, 3, indexes.shape).float(), torch.randint(0, 3, indexes.shape)
         if layout == "padded rows":
-            rows = grouped._as_rows(scores, relevance, indexes, "average")
+            rows = flat.as_rows(scores, relevance, indexes)
             assert (rows is not None) == (name == "balanced")
         expected = torch.stack([tn.ndcg(scores[indexes == q], relevance[indexes == q], 3) for q in range(len(lengths))])
-        assert torch.allclose(tn.grouped_ndcg(scores, relevance, indexes, 3, reduction="none"), expected, atol=1e-6)
+        assert torch.allclose(tn.ndcg(scores, relevance, 3, indexes=indexes, reduction="none"), expected, atol=1e-6)

@@ -1,15 +1,16 @@
-"""Flat, grouped form: 1-D ``scores``, ``relevance`` and ``indexes``, one query per distinct index.
+"""The flat layout: 1-D ``scores``, ``relevance`` and ``indexes``, one query per distinct index.
 
 This is the layout of torchmetrics' retrieval metrics. Queries may come in any order and have
 any size. When padding every query to the longest at most doubles the data, one stable sort by
 index lays the batch out as padded ``[Q, L]`` rows for the dense kernels. Otherwise nothing is
 padded (padding explodes for skewed sizes): one lexicographic sort by (index ascending, score descending) lays every query out as a contiguous
 segment in rank order; tie groups are runs of equal score inside a segment. The resulting flat
-:class:`~torch_ndcg.slots.Slots` carry the same per-slot statistics as the dense form, so the
-same tie-exact terms apply, and per-query values are segment sums (``index_add_``).
+:class:`~torch_ndcg.rank_statistics.RankStatistics` carry the same per-slot statistics as the
+dense layout, so the same tie-exact terms apply, and per-query values are segment sums
+(``index_add_``).
 
 Output sizes here are data-dependent (the number of queries, the items with a positive gain),
-so unlike the dense form the grouped form synchronises with the device a few times even with
+so unlike the dense layout the flat one synchronises with the device a few times even with
 ``validate=False``; it is meant for evaluation, not for graph-captured code.
 """
 
@@ -22,37 +23,47 @@ import torch
 from torch import Tensor
 
 from . import definitions as d
-from . import dense
-from .reduction import apply_empty, finish, normalise
-from .slots import Slots, expected_gain, first_hit_probability
+from .engine import Cutoffs
+from .ordering import ordered_key
+from .rank_statistics import RankStatistics
 from .validation import (
-    TIES,
     as_float_scores,
     check_ids,
-    check_option,
+    check_mask,
     check_relevance_dtype,
     check_relevance_values,
     check_same_shape,
     check_score_values,
 )
 
-Cutoffs = tuple[int | None, ...]
-
 
 @dataclass(frozen=True)
 class Segments:
-    """Items sorted into query segments in rank order, with their slot statistics."""
+    """Items sorted into query segments in rank order, with their rank statistics: the flat
+    answer to :class:`~torch_ndcg.engine.RankedQueries`."""
 
-    slots: Slots  # [T] flat, one slot per item
+    ranks: RankStatistics  # [T] flat, one slot per item
     query: Tensor  # [T] 0-based query number of each slot (ascending index order), non-decreasing
     count: int  # Q, the number of distinct indexes
     gains: Tensor  # [T] gains in the same sorted order
     size: Tensor  # [Q, 1] items per query
-    relevant: Tensor  # [Q, 1] items with relevance > 0 per query
+    relevant_items: Tensor  # [Q, 1] items with relevance > 0 per query
 
-    def sum(self, terms: Tensor, cutoffs: Cutoffs) -> Tensor:
+    def sums(self, terms: Tensor, cutoffs: Cutoffs) -> Tensor:
         """``[T]`` per-slot terms → ``[Q, C]`` per-query sums over the slots ranked before each cutoff."""
-        return _segment_sums(terms, self.slots.position, self.query, self.count, cutoffs)
+        return _segment_sums(terms, self.ranks.position, self.query, self.count, cutoffs)
+
+    def discounts(self, discount: d.Discount, cutoffs: Cutoffs) -> Tensor:
+        return _discount_of(self.ranks.position, cutoffs, discount)
+
+    def ideal(self, discount: d.Discount, cutoffs: Cutoffs) -> Tensor:
+        return _idcg(self, cutoffs, discount)
+
+    def relevant(self) -> Tensor:
+        return self.relevant_items
+
+    def listed(self) -> Tensor:
+        return self.size
 
 
 def _segment_sums(terms: Tensor, position: Tensor, query: Tensor, count: int, cutoffs: Cutoffs) -> Tensor:
@@ -72,14 +83,12 @@ _WORD = 1 << 32
 def _descending_key(values: Tensor) -> Tensor | None:
     """int64 key in ``[0, 2**32)`` whose ascending order is the descending order of float32 ``values``.
 
-    Uses the IEEE-754 bit pattern (non-negative floats order like their bits, negative ones in
-    reverse), so one integer sort replaces a float sort plus a second stable sort. ``None``
-    for other dtypes: a float64 value cannot be packed next to a query number in 64 bits.
+    One integer sort then replaces a float sort plus a second stable sort. ``None`` for other
+    dtypes: a float64 value cannot be packed next to a query number in 64 bits.
     """
     if values.dtype != torch.float32:
         return None
-    bits = (values + 0.0).view(torch.int32).long()  # + 0.0 turns -0.0 into 0.0: equal scores, equal keys
-    return torch.where(bits >= 0, (_HALF - 1) - bits, bits + _WORD)
+    return (_HALF - 1) - ordered_key(values).long()
 
 
 def _fits_half_word(major: Tensor) -> bool:
@@ -133,9 +142,19 @@ def _runs(start: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     return run, _take(torch.cumsum(size, dim=0) - size, run), size
 
 
-def _check_flat(scores: Tensor, relevance: Tensor, indexes: Tensor, ties: str) -> None:
-    """Shape, dtype and option checks of the flat form (no value is read)."""
-    check_option("ties", ties, TIES)
+def select(scores: Tensor, relevance: Tensor, indexes: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
+    """Check the flat inputs' shapes and dtypes (no value is read) and keep the items ``mask`` marks."""
+    _check_flat(scores, relevance, indexes)
+    check_mask(mask, scores.shape)
+    if mask is None:
+        return scores, relevance, indexes
+    scores, relevance, indexes = scores[mask], relevance[mask], indexes[mask]
+    if scores.shape[0] == 0:
+        raise ValueError("mask keeps no item: there is no query to evaluate")
+    return scores, relevance, indexes
+
+
+def _check_flat(scores: Tensor, relevance: Tensor, indexes: Tensor) -> None:
     as_float_scores("scores", scores)
     check_relevance_dtype("relevance", relevance)
     check_ids("indexes", indexes)
@@ -160,13 +179,12 @@ class Rows(NamedTuple):
 _MAX_PADDING = 2
 
 
-def _as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor, ties: str) -> Rows | None:
+def as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor) -> Rows | None:
     """``[Q, L]`` rows (ascending index order) when padding is cheap, else None.
 
     One stable sort by index (skipped when ids already ascend) keeps each query's items in
     input order, which is what ``ties="first"`` ranks by. Synchronises up to four times.
     """
-    _check_flat(scores, relevance, indexes, ties)
     total = indexes.shape[0]
     if bool((indexes[1:] >= indexes[:-1]).all()):
         ids, order = indexes, None
@@ -193,27 +211,17 @@ def _as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor, ties: str) -> R
     )
 
 
-def prepare_segments(
-    scores: Tensor,
-    relevance: Tensor,
-    indexes: Tensor,
-    *,
-    gain: d.Gain,
-    ties: str,
-    validate: bool,
-) -> Segments:
-    """Check the flat inputs and rank every query segment (tie-aware, no loop over queries).
+def rank(scores: Tensor, relevance: Tensor, indexes: Tensor, *, gain: d.Gain, ties: str, validate: bool) -> Segments:
+    """Rank every query segment of checked flat inputs (tie-aware, no loop over queries).
 
     ``ties="first"`` ranks the earlier item of the flat input first; ``"worst"``/``"best"``
     rank tied items by ascending/descending relevance.
     """
-    _check_flat(scores, relevance, indexes, ties)
     float_scores = as_float_scores("scores", scores)
     dtype = d.compute_dtype(scores, relevance)
     if validate:
         check_score_values("scores", float_scores, None)
         check_relevance_values("relevance", relevance, None)
-        d.check_exp2_range(relevance, gain, dtype)
 
     prior = None
     if ties in ("worst", "best"):
@@ -225,6 +233,8 @@ def prepare_segments(
 
     query, query_first, query_size = _runs(query_start)
     count = int(query[-1]) + 1  # synchronises: the output has one value per query
+    if validate:  # a DCG sums at most one query's gains: the longest query bounds the overflow check
+        d.check_exp2_range(relevance, gain, dtype, int(query_size.max()))
     flat = torch.arange(scores.shape[0], device=scores.device)
     hits_seen = torch.cumsum(hits.long(), dim=0) - hits.long()  # exact integer counts
     if ties == "average":
@@ -234,7 +244,7 @@ def prepare_segments(
         group_hits = _take(torch.zeros_like(hits).index_add_(0, group, hits), group)
     else:
         group_first, group_gain, group_size, group_hits = flat, gains, torch.ones_like(gains), hits
-    slots = Slots(
+    ranks = RankStatistics(
         position=(flat - query_first).to(dtype),
         group_gain=group_gain,
         group_size=group_size,
@@ -244,7 +254,7 @@ def prepare_segments(
     )
     size = query_size[:count, None].to(dtype)
     relevant = gains.new_zeros(count, 1).index_add_(0, query, hits[:, None])
-    return Segments(slots, query, count, gains, size, relevant)
+    return Segments(ranks, query, count, gains, size, relevant)
 
 
 def _depth(cutoffs: Cutoffs, total: int) -> int:
@@ -268,6 +278,8 @@ def _idcg(segments: Segments, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
     if bool((gains < 0).any()):  # synchronises
         keep = torch.ones_like(keep)
     kept = keep.nonzero().squeeze(1)
+    if kept.shape[0] == 0:  # nothing relevant anywhere: every ideal is 0
+        return gains.new_zeros(segments.count, len(cutoffs))
     query, gains = _take(segments.query, kept), _take(gains, kept)
     order = _lex_sort(query, gains)[0]
     # query is already sorted, so sorting by (query, gain) only reorders the gains within each query.
@@ -275,235 +287,3 @@ def _idcg(segments: Segments, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
     position = (torch.arange(query.shape[0], device=query.device) - first).to(gains.dtype)
     terms = _take(gains, order) * _discount_of(position, cutoffs, discount)
     return _segment_sums(terms, position, query, segments.count, cutoffs)
-
-
-def _dcg_idcg(
-    scores: Tensor,
-    relevance: Tensor,
-    indexes: Tensor,
-    k: d.Cutoff,
-    gain: d.Gain,
-    discount: d.Discount,
-    ties: str,
-    validate: bool,
-    ideal: bool,
-) -> tuple[Tensor, Tensor | None, bool]:
-    segments = prepare_segments(scores, relevance, indexes, gain=gain, ties=ties, validate=validate)
-    cutoffs, many = d.resolve_cutoffs(k)
-    discounts = _discount_of(segments.slots.position, cutoffs, discount)
-    dcg_k = segments.sum(expected_gain(segments.slots) * discounts, cutoffs)
-    idcg_k = _idcg(segments, cutoffs, discount) if ideal else None
-    return dcg_k, idcg_k, many
-
-
-def grouped_ndcg(
-    scores: Tensor,
-    relevance: Tensor,
-    indexes: Tensor,
-    k: d.Cutoff = None,
-    *,
-    gain: d.Gain = "linear",
-    discount: d.Discount = "log2",
-    ties: str = "average",
-    empty: str = "zero",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""NDCG@k of every query of a flat batch, ``DCG@k / IDCG@k`` per distinct value of ``indexes``.
-
-    Args:
-        scores: ``[T]`` model scores (higher ranks first).
-        relevance: ``[T]`` labels ≥ 0.
-        indexes: ``[T]`` integer query id of each item; any order, any query size.
-        k, gain, discount, empty, reduction, validate: as in :func:`torch_ndcg.ndcg`;
-            ``reduction="none"`` gives ``[Q]`` (or ``[Q, C]``) in ascending index order.
-        ties: as in :func:`torch_ndcg.ndcg`; ``"first"`` ranks the earlier item of the flat input
-            first.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> scores = torch.tensor([0.9, 0.2, 0.8, 0.1, 0.4])
-        >>> relevance = torch.tensor([0, 1, 1, 2, 0])
-        >>> tn.grouped_ndcg(scores, relevance, torch.tensor([7, 3, 7, 3, 7]), reduction="none")
-        tensor([0.8597, 0.6309])
-    """
-    rows = _as_rows(scores, relevance, indexes, ties)
-    if rows is not None:
-        return dense.ndcg(
-            rows.scores, rows.relevance, k, mask=rows.mask, gain=gain, discount=discount, ties=ties,
-            empty=empty, reduction=reduction, validate=validate,
-        )
-    dcg_k, idcg_k, many = _dcg_idcg(scores, relevance, indexes, k, gain, discount, ties, validate, True)
-    return finish(normalise(dcg_k, idcg_k, empty), many, reduction)
-
-
-def grouped_dcg(
-    scores: Tensor,
-    relevance: Tensor,
-    indexes: Tensor,
-    k: d.Cutoff = None,
-    *,
-    gain: d.Gain = "linear",
-    discount: d.Discount = "log2",
-    ties: str = "average",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""DCG@k of every query of a flat batch (options as in :func:`grouped_ndcg`).
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.grouped_dcg(torch.tensor([3., 2., 1.]), torch.tensor([3, 2, 3]), torch.zeros(3, dtype=torch.long), k=2)
-        tensor(4.2619)
-    """
-    rows = _as_rows(scores, relevance, indexes, ties)
-    if rows is not None:
-        return dense.dcg(
-            rows.scores, rows.relevance, k, mask=rows.mask, gain=gain, discount=discount, ties=ties,
-            reduction=reduction, validate=validate,
-        )
-    dcg_k, _, many = _dcg_idcg(scores, relevance, indexes, k, gain, discount, ties, validate, False)
-    return finish(dcg_k, many, reduction)
-
-
-def grouped_mrr(
-    scores: Tensor,
-    relevance: Tensor,
-    indexes: Tensor,
-    k: d.Cutoff = None,
-    *,
-    ties: str = "average",
-    empty: str = "zero",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""Reciprocal rank of the first item with relevance > 0 in each query's top ``k`` (0 if none).
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> scores = torch.tensor([3., 2., 1., 3., 2., 1.])
-        >>> tn.grouped_mrr(scores, torch.tensor([0, 1, 0, 1, 0, 0]), torch.tensor([0, 0, 0, 1, 1, 1]))
-        tensor(0.7500)
-    """
-    rows = _as_rows(scores, relevance, indexes, ties)
-    if rows is not None:
-        return dense.mrr(
-            rows.scores, rows.relevance, k, mask=rows.mask, ties=ties, empty=empty, reduction=reduction,
-            validate=validate,
-        )
-    segments = prepare_segments(scores, relevance, indexes, gain="linear", ties=ties, validate=validate)
-    cutoffs, many = d.resolve_cutoffs(k)
-    slots = segments.slots
-    values = segments.sum(first_hit_probability(slots) / (slots.position + 1), cutoffs)
-    is_empty = (segments.relevant == 0).expand_as(values)
-    return finish(apply_empty(values, is_empty, empty), many, reduction)
-
-
-def _companion(
-    name: str,
-    scores: Tensor,
-    relevance: Tensor,
-    indexes: Tensor,
-    k: d.Cutoff,
-    ties: str,
-    empty: str,
-    reduction: str,
-    validate: bool,
-) -> Tensor:
-    rows = _as_rows(scores, relevance, indexes, ties)
-    if rows is not None:
-        return getattr(dense, name)(
-            rows.scores, rows.relevance, k, mask=rows.mask, ties=ties, empty=empty, reduction=reduction,
-            validate=validate,
-        )
-    segments = prepare_segments(scores, relevance, indexes, gain="linear", ties=ties, validate=validate)
-    cutoffs, many = d.resolve_cutoffs(k)
-    values, is_empty = dense.binary_metric(
-        name, segments.slots, cutoffs, segments.relevant, segments.size,
-        sums=lambda terms: segments.sum(terms, cutoffs),
-    )
-    return finish(apply_empty(values, is_empty, empty), many, reduction)
-
-
-def grouped_precision(
-    scores: Tensor,
-    relevance: Tensor,
-    indexes: Tensor,
-    k: d.Cutoff = None,
-    *,
-    ties: str = "average",
-    empty: str = "zero",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""Precision@k per query: :math:`\frac{1}{k}\sum_{i=1}^{k} [rel_{(i)} > 0]` (``k=None``: the query's size).
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.grouped_precision(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]), torch.zeros(3, dtype=torch.long), k=2)
-        tensor(0.5000)
-    """
-    return _companion("precision", scores, relevance, indexes, k, ties, empty, reduction, validate)
-
-
-def grouped_recall(
-    scores: Tensor,
-    relevance: Tensor,
-    indexes: Tensor,
-    k: d.Cutoff = None,
-    *,
-    ties: str = "average",
-    empty: str = "zero",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""Recall@k per query: relevant items in the top ``k`` over the query's relevant items R.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.grouped_recall(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]), torch.zeros(3, dtype=torch.long), k=2)
-        tensor(0.5000)
-    """
-    return _companion("recall", scores, relevance, indexes, k, ties, empty, reduction, validate)
-
-
-def grouped_hit_rate(
-    scores: Tensor,
-    relevance: Tensor,
-    indexes: Tensor,
-    k: d.Cutoff = None,
-    *,
-    ties: str = "average",
-    empty: str = "zero",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""HitRate@k per query: 1 if any of the top ``k`` items has relevance > 0.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.grouped_hit_rate(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]), torch.zeros(3, dtype=torch.long), k=1)
-        tensor(0.)
-    """
-    return _companion("hit_rate", scores, relevance, indexes, k, ties, empty, reduction, validate)
-
-
-def grouped_average_precision(
-    scores: Tensor,
-    relevance: Tensor,
-    indexes: Tensor,
-    k: d.Cutoff = None,
-    *,
-    ties: str = "average",
-    empty: str = "zero",
-    reduction: str = "mean",
-    validate: bool = True,
-) -> Tensor:
-    r"""AP@k per query: :math:`\frac{1}{\min(R, k)} \sum_{i=1}^{k} [rel_{(i)} > 0]\,\mathrm{P@i}` (R for ``k=None``).
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.grouped_average_precision(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]), torch.zeros(3, dtype=torch.long))
-        tensor(0.5833)
-    """
-    return _companion("average_precision", scores, relevance, indexes, k, ties, empty, reduction, validate)

@@ -1,0 +1,163 @@
+"""The metric table and the one evaluation that every layout (dense, flat, ranked) runs.
+
+A metric is a sum over ranks of a per-rank term (:mod:`torch_ndcg.rank_statistics`), cut at
+each cutoff, optionally discounted, divided by a normaliser, with a rule for queries that have
+nothing to find. A layout ranks its queries into :class:`~torch_ndcg.rank_statistics.RankStatistics`
+and answers the few questions of :class:`RankedQueries`; :func:`evaluate` does the rest, the
+same way for every layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+from torch import Tensor
+
+from . import definitions as d
+from .aggregation import apply_empty
+from .rank_statistics import (
+    RankStatistics,
+    expected_gain,
+    first_hit_probability,
+    hit_probability,
+    precision_term,
+    reciprocal_rank_term,
+)
+
+Cutoffs = tuple[int | None, ...]
+
+
+class RankedQueries(Protocol):
+    """A batch of ranked queries, in any layout: what :func:`evaluate` asks of it.
+
+    Per-query results have the layout's query shape plus a trailing axis (``[..., 1]`` or
+    ``[..., C]``, one column per cutoff).
+    """
+
+    ranks: RankStatistics
+
+    def sums(self, terms: Tensor, cutoffs: Cutoffs) -> Tensor:
+        """Per-rank ``terms`` (shaped like ``ranks``) → ``[..., C]`` sums over the first ``k`` ranks."""
+
+    def discounts(self, discount: d.Discount, cutoffs: Cutoffs) -> Tensor:
+        """``discount(rank)`` of every rank, broadcastable against ``ranks``."""
+
+    def ideal(self, discount: d.Discount, cutoffs: Cutoffs) -> Tensor:
+        """``[..., C]`` IDCG: the DCG@k of each query's gains in decreasing order."""
+
+    def relevant(self) -> Tensor:
+        """``[..., 1]`` number of relevant (relevance > 0) items per query."""
+
+    def listed(self) -> Tensor:
+        """``[..., 1]`` number of ranked items per query."""
+
+
+Normaliser = Callable[[RankedQueries, Cutoffs, d.Discount], Tensor]
+Emptiness = Callable[[RankedQueries, Tensor], Tensor]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: ``Σ_{rank ≤ k} term(rank) [· discount(rank)] / normaliser``.
+
+    ``graded`` metrics weigh items by ``gain(relevance)``; the others count an item as relevant
+    when its relevance is > 0. ``is_empty`` marks the queries whose value ``empty`` decides
+    (given the normaliser); ``None`` means no query is ever empty.
+    """
+
+    name: str
+    term: Callable[[RankStatistics], Tensor]
+    graded: bool
+    discounted: bool
+    normaliser: Normaliser | None = None
+    is_empty: Emptiness | None = None
+
+    @property
+    def specific_options(self) -> tuple[str, ...]:
+        """Which of the options that only some metrics use (gain, discount, empty) this one uses."""
+        used = {"gain": self.graded, "discount": self.discounted, "empty": self.is_empty is not None}
+        return tuple(name for name, uses in used.items() if uses)
+
+    def check_options(self, *, gain: d.Gain, discount: d.Discount, empty: str) -> None:
+        """Refuse an option this metric has no use for, instead of silently ignoring it."""
+        given = {"gain": gain != "linear", "discount": discount != "log2", "empty": empty != "zero"}
+        for option, changed in given.items():
+            if changed and option not in self.specific_options:
+                raise ValueError(f"{self.name} takes no {option} option (it would have no effect)")
+
+
+def sum_to_cutoffs(terms: Tensor, cutoffs: Cutoffs) -> Tensor:
+    """``[..., D]`` per-rank terms → ``[..., C]`` sums over the first ``k`` ranks, one per cutoff."""
+    totals = torch.cumsum(terms, dim=-1)
+    index = [d.clip_cutoff(k, terms.shape[-1]) - 1 for k in cutoffs]
+    if len(index) == 1:
+        return totals.narrow(-1, index[0], 1)
+    # index_select, not advanced indexing: the latter is several times slower on CPU.
+    return totals.index_select(-1, torch.tensor(index, device=terms.device))
+
+
+def evaluate(
+    metric: Metric, queries: RankedQueries, cutoffs: Cutoffs, *, discount: d.Discount, empty: str
+) -> Tensor:
+    """Per-query values ``[..., C]`` of ``metric`` at each cutoff (not yet reduced over queries)."""
+    terms = metric.term(queries.ranks)
+    if metric.discounted:
+        terms = terms * queries.discounts(discount, cutoffs)
+    values = queries.sums(terms, cutoffs)
+    normaliser = None
+    if metric.normaliser is not None:
+        normaliser = metric.normaliser(queries, cutoffs, discount)
+        # An empty query divides by zero here; apply_empty replaces its value.
+        values = values / normaliser
+    if metric.is_empty is None:
+        return values
+    return apply_empty(values, metric.is_empty(queries, normaliser).expand_as(values), empty)
+
+
+def _ideal(queries: RankedQueries, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:
+    return queries.ideal(discount, cutoffs)
+
+
+def _cutoff_or_listed(queries: RankedQueries, cutoffs: Cutoffs, _: d.Discount) -> Tensor:
+    # trec_eval's P@k: divide by k even when the list is shorter; k=None means the list.
+    listed = queries.listed()
+    return torch.cat([listed if k is None else torch.full_like(listed, k) for k in cutoffs], dim=-1).clamp(min=1)
+
+
+def _relevant(queries: RankedQueries, cutoffs: Cutoffs, _: d.Discount) -> Tensor:
+    return queries.relevant().clamp(min=1).expand(*queries.relevant().shape[:-1], len(cutoffs))
+
+
+def _relevant_within_cutoff(queries: RankedQueries, cutoffs: Cutoffs, _: d.Discount) -> Tensor:
+    # AP@k divides by min(R, k); k=None is trec_eval's AP, divided by R.
+    relevant = queries.relevant().clamp(min=1)
+    return torch.cat([relevant if k is None else relevant.clamp(max=k) for k in cutoffs], dim=-1)
+
+
+def _ideal_is_zero(_: RankedQueries, ideal: Tensor | None) -> Tensor:
+    return ideal == 0
+
+
+def _nothing_relevant(queries: RankedQueries, _: Tensor | None) -> Tensor:
+    return queries.relevant() == 0
+
+
+NDCG = Metric("ndcg", expected_gain, graded=True, discounted=True, normaliser=_ideal, is_empty=_ideal_is_zero)
+DCG = Metric("dcg", expected_gain, graded=True, discounted=True)
+CG = Metric("cg", expected_gain, graded=True, discounted=False)
+MRR = Metric("mrr", reciprocal_rank_term, graded=False, discounted=False, is_empty=_nothing_relevant)
+PRECISION = Metric(
+    "precision", hit_probability, graded=False, discounted=False,
+    normaliser=_cutoff_or_listed, is_empty=_nothing_relevant,
+)
+RECALL = Metric(
+    "recall", hit_probability, graded=False, discounted=False, normaliser=_relevant, is_empty=_nothing_relevant
+)
+HIT_RATE = Metric("hit_rate", first_hit_probability, graded=False, discounted=False, is_empty=_nothing_relevant)
+AVERAGE_PRECISION = Metric(
+    "average_precision", precision_term, graded=False, discounted=False,
+    normaliser=_relevant_within_cutoff, is_empty=_nothing_relevant,
+)
