@@ -44,10 +44,10 @@ def worked_examples() -> dict[str, float]:
     rows, values = [], {}
     for name, predicted, truth, k, expected in WORKED_EXAMPLES:
         ranked, target, relevance = tn.from_lists([predicted], [truth])
-        ndcg = tn.ranked_ndcg(ranked, target, relevance, k=k).item()
-        dcg = tn.ranked_dcg(ranked, target, relevance, k=k).item()
-        mrr = tn.ranked_mrr(ranked, target, k=k).item()
-        recall = tn.ranked_recall(ranked, target, relevance, k=k).item()
+        ndcg = tn.ranked.ndcg(ranked, target, relevance, k=k).item()
+        dcg = tn.ranked.dcg(ranked, target, relevance, k=k).item()
+        mrr = tn.ranked.mrr(ranked, target, k=k).item()
+        recall = tn.ranked.recall(ranked, target, relevance, k=k).item()
         values[name] = ndcg
         rows.append([name, str(predicted), f"{dcg:.4f}", f"{ndcg:.4f}", "-" if expected is None else f"{expected:.4f}",
                      f"{mrr:.4f}", f"{recall:.4f}"])
@@ -97,9 +97,9 @@ def compare_recommenders(users: int, items: int, k: int, rank: int, seed: int) -
     for name, scores in scorers.items():
         ranked = recommend(scores, train, k)
         results[name] = {
-            f"NDCG@{k}": tn.ranked_ndcg(ranked, target, k=k, empty="skip").item(),
-            "MRR": tn.ranked_mrr(ranked, target, k=k, empty="skip").item(),
-            f"Recall@{k}": tn.ranked_recall(ranked, target, k=k, empty="skip").item(),
+            f"NDCG@{k}": tn.ranked.ndcg(ranked, target, k=k, empty="skip").item(),
+            "MRR": tn.ranked.mrr(ranked, target, k=k, empty="skip").item(),
+            f"Recall@{k}": tn.ranked.recall(ranked, target, k=k, empty="skip").item(),
         }
     print(f"\n{users} users, {items} items, {int(train.sum())} training and {int(held_out.sum())} held-out "
           f"interactions; top-{k} lists:")
