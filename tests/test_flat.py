@@ -87,18 +87,16 @@ def test_ndcg_agrees_with_dense_for_gains_and_score_dtypes(gain, dtype):
 
 
 def test_negative_gains_from_a_callable_rank_after_the_zeros():
+    # validate=True refuses negative gains; unchecked, both layouts still agree on them.
     scores, relevance, _ = random_batch()
     shift = lambda r: r - 1.0  # noqa: E731  (label 0 → gain -1)
     flat = scores.reshape(-1), relevance.reshape(-1), torch.arange(scores.shape[0]).repeat_interleave(scores.shape[1])
+    with pytest.raises(ValueError, match="gain returned"):
+        tn.dcg(*flat[:2], indexes=flat[2], gain=shift)
+    unchecked = dict(gain=shift, reduction="none", validate=False)
     for k in (None, 3, 8):
-        assert_close(
-            tn.dcg(*flat[:2], k, indexes=flat[2], gain=shift, reduction="none"),
-            tn.dcg(scores, relevance, k, gain=shift, reduction="none"),
-        )
-        assert_close(
-            tn.ndcg(*flat[:2], k, indexes=flat[2], gain=shift, reduction="none"),
-            tn.ndcg(scores, relevance, k, gain=shift, reduction="none"),
-        )
+        assert_close(tn.dcg(*flat[:2], k, indexes=flat[2], **unchecked), tn.dcg(scores, relevance, k, **unchecked))
+        assert_close(tn.ndcg(*flat[:2], k, indexes=flat[2], **unchecked), tn.ndcg(scores, relevance, k, **unchecked))
 
 
 def test_index_values_order_and_reductions():
@@ -217,3 +215,27 @@ def test_padding_is_used_only_while_it_at_most_doubles_the_data(layout):
             assert (rows is not None) == (name == "balanced")
         expected = torch.stack([tn.ndcg(scores[indexes == q], relevance[indexes == q], 3) for q in range(len(lengths))])
         assert torch.allclose(tn.ndcg(scores, relevance, 3, indexes=indexes, reduction="none"), expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_uneven_queries_with_nothing_relevant_follow_empty(dtype):
+    # Uneven sizes take the segment path, whose ideal DCG once sorted an empty selection.
+    scores, relevance = torch.rand(10, dtype=dtype), torch.zeros(10)
+    indexes = torch.tensor([0, 0, 0, 0, 0, 0, 0, 1, 2, 3])
+    assert tn.ndcg(scores, relevance, indexes=indexes).item() == 0.0
+    assert tn.ndcg(scores, relevance, indexes=indexes, empty="one").item() == 1.0
+    assert tn.average_precision(scores, relevance, indexes=indexes, empty="skip", reduction="none").isnan().all()
+
+
+def test_exp2_overflow_check_uses_each_querys_own_length():
+    # Label 120 fits a 2-item float32 query (limit 125); neither the flat length (1,102 items)
+    # nor the padded row length (1,100) is its list's length (both: limit 116).
+    indexes = torch.cat([torch.zeros(2, dtype=torch.long), torch.ones(1100, dtype=torch.long)])
+    relevance = torch.zeros(indexes.shape[0])
+    relevance[0] = 120
+    scores = torch.rand(indexes.shape[0])
+    value = tn.ndcg(scores, relevance, 1, indexes=indexes, gain="exp2", reduction="none")[0]
+    assert value.item() == (1.0 if scores[0] > scores[1] else 0.0)
+    relevance[5] = 120  # in the 1,100-item query, whose limit is 116
+    with pytest.raises(ValueError, match="labels above 116 overflow gain='exp2' in torch.float32 for lists of 1100"):
+        tn.ndcg(scores, relevance, indexes=indexes, gain="exp2")

@@ -282,8 +282,9 @@ def test_metric_collection_never_merges_states_of_different_configurations() -> 
         (lambda: M.Recall(), lambda m: m.update(torch.rand(3), -torch.ones(3), indexes=torch.zeros(3).long()),
          ValueError, "negative"),
         (lambda: M.NDCG(gain="exp2"),
-         lambda m: m.update(torch.rand(3), torch.full((3,), 200), indexes=torch.zeros(3, dtype=torch.long)),
-         ValueError, "overflow"),
+         lambda m: (m.update(torch.rand(3), torch.full((3,), 2000), indexes=torch.zeros(3, dtype=torch.long)),
+                    m.compute()),
+         ValueError, "overflow"),  # per query at compute() (a query may span batches), in float64
         (lambda: M.NDCG(), lambda m: m.update(torch.rand(2, 3), torch.ones(2, 3), mask=torch.ones(2, 3)),
          TypeError, "mask"),
         (lambda: M.RankedNDCG(), lambda m: m.update(torch.rand(2, 3), torch.ones(2, 3, dtype=torch.long)),
@@ -357,3 +358,72 @@ def test_states_and_values_on_cuda() -> None:
     assert result.device.type == "cuda"
     torch.testing.assert_close(result, tn.ndcg(scores, relevance, (1, 5), mask=mask))
     torch.testing.assert_close(flat_metric.compute(), tn.precision(scores, relevance, 3, mask=mask))
+
+
+def test_collection_never_merges_metrics_whose_gain_callables_differ() -> None:
+    # A first batch with nothing relevant gives both the same states; torchmetrics' compute
+    # groups then share state unless the state names differ. Equal-looking callables may not be
+    # equal: partials of one function, instances of one class, lambdas on one line.
+    from functools import partial
+
+    from torchmetrics import MetricCollection
+
+    def power(labels: torch.Tensor, base: float) -> torch.Tensor:
+        return base**labels - 1
+
+    class Power:
+        def __init__(self, base: float) -> None:
+            self.base = base
+
+        def __call__(self, labels: torch.Tensor) -> torch.Tensor:
+            return self.base**labels - 1
+
+    lambdas = [lambda x: 2**x - 1, lambda x: 3**x - 1]  # one line
+    pairs = [(partial(power, base=2.0), partial(power, base=3.0)), (Power(2.0), Power(3.0)), tuple(lambdas)]
+    nothing = (torch.rand(2, 4), torch.zeros(2, 4))
+    scores = torch.tensor([[0.1, 0.4, 0.3, 0.2]])
+    relevance = torch.tensor([[0.0, 1.0, 2.0, 0.0]])
+    for two, three in pairs:
+        collection = MetricCollection({"two": M.NDCG(k=3, gain=two), "three": M.NDCG(k=3, gain=three)})
+        collection.update(*nothing)
+        collection.update(scores, relevance)
+        values = collection.compute()
+        assert_close = torch.testing.assert_close
+        assert_close(values["two"], tn.ndcg(torch.cat([nothing[0], scores]), torch.cat([nothing[1], relevance]), 3, gain=two))
+        assert_close(values["three"], tn.ndcg(torch.cat([nothing[0], scores]), torch.cat([nothing[1], relevance]), 3, gain=three))
+        assert values["two"] != values["three"]
+    # The very same callable object may share state: its values are provably equal.
+    same = partial(power, base=2.0)
+    assert M.NDCG(k=3, gain=same)._total == M.NDCG(k=3, gain=same)._total
+
+
+def test_flat_state_ranks_float64_and_large_integer_scores_exactly() -> None:
+    scores = torch.tensor([1, 1 + 1e-9, 2, 2 + 1e-9], dtype=torch.float64)
+    relevance, indexes = torch.tensor([0, 1, 0, 1]), torch.tensor([0, 0, 1, 1])
+    metric = M.NDCG()
+    metric.update(scores, relevance, indexes=indexes)
+    assert metric.compute().item() == 1.0 == tn.ndcg(scores, relevance, indexes=indexes).item()
+    big = torch.tensor([2**24, 2**24 + 1, 2**25, 2**25 + 1])  # int64 beyond float32's integers
+    metric = M.NDCG()
+    metric.update(big, relevance, indexes=indexes)
+    assert metric.compute().item() == 1.0
+
+
+def test_an_empty_flat_batch_warns_and_adds_nothing() -> None:
+    metric = M.NDCG(k=2)
+    metric.update(torch.tensor([[0.9, 0.1]]), torch.tensor([[0, 1]]))
+    with pytest.warns(UserWarning, match="flat batch without items"):
+        metric.update(torch.zeros(0), torch.zeros(0), indexes=torch.zeros(0, dtype=torch.long))
+    with pytest.warns(UserWarning, match="flat batch without items"):
+        metric.update(torch.rand(3), torch.ones(3), indexes=torch.zeros(3, dtype=torch.long), mask=torch.zeros(3, dtype=torch.bool))
+    torch.testing.assert_close(metric.compute(), tn.ndcg(torch.tensor([[0.9, 0.1]]), torch.tensor([[0, 1]]), 2))
+
+
+def test_flat_exp2_overflow_is_judged_per_query_at_compute() -> None:
+    # Label 120 fits its 2-item query in float32, though the batch has 1,102 items.
+    indexes = torch.cat([torch.zeros(2, dtype=torch.long), torch.ones(1100, dtype=torch.long)])
+    relevance = torch.zeros(1102)
+    relevance[0] = 120
+    metric = M.NDCG(k=1, gain="exp2")
+    metric.update(torch.arange(1102.0).flip(0), relevance, indexes=indexes)
+    assert metric.compute().item() == 0.5

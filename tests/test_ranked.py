@@ -249,3 +249,14 @@ def test_a_user_without_recommendations_is_not_skipped():
     # A user whose truth is empty is the one that empty decides.
     no_truth = torch.tensor([[-1, -1], [3, 4]])
     assert tn.ranked.ndcg(torch.tensor([[3, 4], [3, 4]]), no_truth, empty="skip").item() == 1.0
+
+
+def test_from_lists_takes_tensor_and_array_rows_and_refuses_tensor_ids():
+    import numpy as np
+
+    expected = tn.ranked.ndcg(*tn.from_lists([[1, 2, 3]], [{1: 1.0}])).item()
+    assert expected == 1.0
+    assert tn.ranked.ndcg(*tn.from_lists(torch.tensor([[1, 2, 3]]), [{1: 1.0}])).item() == expected
+    assert tn.ranked.ndcg(*tn.from_lists(np.array([[1, 2, 3]]), [np.array([1])])).item() == expected
+    with pytest.raises(TypeError, match="tolist"):
+        tn.from_lists([[torch.tensor(1), torch.tensor(2)]], [{1: 1.0}])

@@ -183,3 +183,32 @@ def test_helpers_used_by_other_forms():
     assert v.as_float_scores("scores", torch.tensor([1.0], dtype=torch.bfloat16)).dtype == torch.float32
     kept = torch.tensor([1.0], dtype=torch.float64)
     assert v.as_float_scores("scores", kept) is kept
+
+
+@pytest.mark.parametrize(
+    "gain", [lambda x: 2.0**x - 1, lambda x: x - 1, lambda x: torch.where(x > 0, torch.nan, x)],
+    ids=["overflow", "negative", "nan"],
+)
+def test_a_gain_callable_giving_non_finite_or_negative_gains_is_refused(gain):
+    scores, relevance = torch.tensor([[0.3, 0.2], [0.1, 0.4]]), torch.tensor([[200.0, 1.0], [1.0, 0.5]])
+    for call in (
+        lambda: tn.ndcg(scores, relevance, gain=gain),
+        lambda: tn.dcg(scores.reshape(-1), relevance.reshape(-1), indexes=torch.tensor([0, 0, 1, 1]), gain=gain),
+        lambda: tn.ranked.ndcg(torch.tensor([[1, 2]]), torch.tensor([[1, 2]]), torch.tensor([[200.0, 0.5]]), gain=gain),
+        lambda: tn.neural_ndcg_loss(scores.requires_grad_(), relevance, gain=gain),
+        lambda: tn.approx_ndcg_loss(scores.requires_grad_(), relevance, gain=gain),
+    ):
+        with pytest.raises(ValueError, match="^gain returned"):
+            call()
+    # Only real labels need a valid gain: masking the bad ones is the way out.
+    valid = torch.isfinite(gain(relevance)) & (gain(relevance) >= 0)
+    assert torch.isfinite(tn.ndcg(scores, relevance, gain=gain, mask=valid))
+
+
+def test_idcg_names_relevance_in_its_errors():
+    with pytest.raises(ValueError, match="relevance must have at least 1 dimension"):
+        tn.idcg(torch.tensor(3.0))
+    with pytest.raises(ValueError, match="relevance has lists of length 0"):
+        tn.idcg(torch.zeros(2, 0))
+    with pytest.raises(ValueError, match="relevance contains negative"):
+        tn.idcg(torch.tensor([1.0, -1.0]))

@@ -101,22 +101,36 @@ def gains(relevance: Tensor, gain: Gain, dtype: torch.dtype) -> Tensor:
     return values if values.dtype == dtype else values.to(dtype)
 
 
-def check_exp2_range(relevance: Tensor, gain: Gain, dtype: torch.dtype, length: int | None = None) -> None:
+def check_exp2_range(
+    relevance: Tensor, gain: Gain, dtype: torch.dtype, length: int | Tensor | None = None
+) -> None:
     """Refuse labels whose exp2 gains would overflow a DCG in ``dtype`` (synchronises with the device).
 
     A DCG adds at most ``length`` gains with discounts ≤ 1, so every sum stays finite while
     ``length * 2**rel`` does: labels up to ``max_exponent - 1 - ceil(log2(length))`` (124 for a
-    float32 list of 5 items). ``length`` is the list length, by default the last dimension.
+    float32 list of 5 items). ``length`` is the list length (by default the last dimension), or
+    a tensor of each label's own list length (flat queries of different sizes).
     """
-    if gain == "exp2" and relevance.numel() > 0:
+    if gain != "exp2" or relevance.numel() == 0:
+        return
+    max_exponent = math.frexp(torch.finfo(dtype).max)[1]  # 128 for float32, 1024 for float64
+    if isinstance(length, Tensor):
+        limits = max_exponent - 1 - torch.ceil(torch.log2(length.clamp(min=1).to(torch.float64)))
+        over = relevance.to(torch.float64) > limits
+        if bool(over.any()):
+            first = int(over.nonzero()[0, 0])
+            n, limit = int(length[first]), int(limits[first])
+        else:
+            return
+    else:
         n = max(relevance.shape[-1] if length is None else length, 1)
-        max_exponent = math.frexp(torch.finfo(dtype).max)[1]  # 128 for float32, 1024 for float64
         limit = max_exponent - 1 - math.ceil(math.log2(n))
-        if bool((relevance.to(torch.float64) > limit).any()):
-            raise ValueError(
-                f"relevance labels above {limit} overflow gain='exp2' in {dtype} for lists of {n} "
-                "items; pass float64 relevance (labels up to about 1000) or use gain='linear'"
-            )
+        if not bool((relevance.to(torch.float64) > limit).any()):
+            return
+    raise ValueError(
+        f"relevance labels above {limit} overflow gain='exp2' in {dtype} for lists of {n} "
+        "items; pass float64 relevance (labels up to about 1000) or use gain='linear'"
+    )
 
 
 def discounts(depth: int, discount: Discount, dtype: torch.dtype, device: torch.device) -> Tensor:

@@ -23,6 +23,7 @@ from .validation import (
     check_mask,
     check_relevance_dtype,
     check_relevance_values,
+    check_gain_values,
     check_same_shape,
     check_score_values,
     check_tensor,
@@ -63,13 +64,18 @@ def prepare(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain
     if validate:
         check_score_values("scores", float_scores, mask)
         check_relevance_values("relevance", relevance, mask)
-        d.check_exp2_range(relevance if mask is None else relevance[mask], gain, dtype, scores.shape[-1])
+        if mask is None:
+            d.check_exp2_range(relevance, gain, dtype, scores.shape[-1])
+        else:  # each label against its own list's real length, not the padded one
+            d.check_exp2_range(relevance[mask], gain, dtype, mask.sum(-1, keepdim=True).expand_as(mask)[mask])
     if mask is not None:
         # where(), not multiplication: masked labels may be NaN or negative.
         relevance = torch.where(mask, relevance, torch.zeros_like(relevance))
         float_scores = float_scores.masked_fill(~mask, -torch.inf)
     real_relevance = relevance.to(dtype)
     gains = d.gains(real_relevance, gain, dtype)
+    if validate and callable(gain):
+        check_gain_values(gains, mask)
     if mask is not None:
         # A callable gain may give label 0 a non-zero gain: padding must still add nothing.
         gains = torch.where(mask, gains, torch.zeros_like(gains))

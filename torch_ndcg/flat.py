@@ -28,6 +28,7 @@ from .ordering import ordered_key
 from .rank_statistics import RankStatistics
 from .validation import (
     as_float_scores,
+    check_gain_values,
     check_ids,
     check_mask,
     check_relevance_dtype,
@@ -229,12 +230,14 @@ def rank(scores: Tensor, relevance: Tensor, indexes: Tensor, *, gain: d.Gain, ti
     order, query_start, group_start = _lex_sort(indexes, float_scores, prior)
     real_relevance = _take(relevance, order).to(dtype)
     gains = d.gains(real_relevance, gain, dtype)
+    if validate and callable(gain):
+        check_gain_values(gains, None)
     hits = (real_relevance > 0).to(dtype)
 
     query, query_first, query_size = _runs(query_start)
     count = int(query[-1]) + 1  # synchronises: the output has one value per query
-    if validate:  # a DCG sums at most one query's gains: the longest query bounds the overflow check
-        d.check_exp2_range(relevance, gain, dtype, int(query_size.max()))
+    if validate:  # a DCG sums one query's gains: each label's own query bounds the overflow check
+        d.check_exp2_range(_take(relevance, order), gain, dtype, _take(query_size, query))
     flat = torch.arange(scores.shape[0], device=scores.device)
     hits_seen = torch.cumsum(hits.long(), dim=0) - hits.long()  # exact integer counts
     if ties == "average":

@@ -119,6 +119,8 @@ def idcg(
         tensor(5.6925)
     """
     check_relevance_dtype("relevance", relevance)
+    if relevance.dim() < 1:
+        raise ValueError("relevance must have at least 1 dimension [..., N], got a scalar")
     check_list_length("relevance", relevance)
     check_mask(mask, relevance.shape)
     cutoffs, many = d.resolve_cutoffs(k)

@@ -29,6 +29,7 @@ sum and the count; ``compute()`` before any ``update`` warns and returns 0.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from typing import Any
 
 import torch
@@ -234,10 +235,15 @@ class _ScoredMetric(_Accumulated):
         if mask is not None:
             scores, relevance, indexes = scores[mask], relevance[mask], indexes[mask]
         scores = as_float_scores("scores", scores)
-        if self.validate:  # here, where the bad batch is known; compute() then skips the checks
+        if scores.numel() == 0:
+            warnings.warn(
+                f"{type(self).__name__}.update got a flat batch without items: nothing was added",
+                UserWarning, stacklevel=3,
+            )
+            return
+        if self.validate:  # here, where the bad batch is known (exp2 overflow needs whole queries: compute())
             check_score_values("scores", scores, None)
             check_relevance_values("relevance", relevance, None)
-            d.check_exp2_range(relevance, self._options.get("gain", "linear"), self.dtype)
         # float64 scores rank exactly as the caller's float32, float64 or integer scores do.
         self.flat_scores.append(scores.reshape(-1).to(torch.float64))
         self.flat_relevance.append(relevance.reshape(-1).to(self.dtype))
@@ -259,7 +265,8 @@ class _ScoredMetric(_Accumulated):
         rows = (self.flat_scores, self.flat_relevance, self.flat_indexes)
         scores, relevance, indexes = (dim_zero_cat(state) for state in rows)
         values = self._function(
-            scores, relevance, self.cutoffs, indexes=indexes, reduction="none", validate=False, **self._options,
+            scores, relevance, self.cutoffs, indexes=indexes, reduction="none", validate=self.validate,
+            **self._options,
         )
         flat_total, flat_count = _sum_and_count(values.reshape(values.shape[0], -1))
         return self._result(total + flat_total, count + flat_count)

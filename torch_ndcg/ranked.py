@@ -41,10 +41,16 @@ from . import engine
 from .aggregation import reduce_queries
 from .engine import Cutoffs, Metric, sum_to_cutoffs
 from .options import EMPTY, Empty, Reduction, metric_doc
-from .validation import check_option
 from .ordering import top_values
 from .rank_statistics import RankStatistics
-from .validation import check_ids, check_list_length, check_relevance_dtype, check_relevance_values
+from .validation import (
+    check_gain_values,
+    check_ids,
+    check_option,
+    check_list_length,
+    check_relevance_dtype,
+    check_relevance_values,
+)
 
 __all__ = ["average_precision", "dcg", "from_lists", "hit_rate", "mrr", "ndcg", "precision", "recall"]
 
@@ -156,6 +162,8 @@ def prepare_ranked(
     relevance = torch.where(is_target, relevance.to(dtype), torch.zeros((), dtype=dtype, device=target.device))
     # where(), not multiplication: a callable gain may give label 0 (or padding) a non-zero gain.
     gains = torch.where(is_target, d.gains(relevance, gain, dtype), torch.zeros_like(relevance))
+    if validate and callable(gain):
+        check_gain_values(gains, is_target)
     hits = (relevance > 0).to(dtype)
 
     sorted_ids, order = torch.sort(target, dim=-1)

@@ -130,3 +130,18 @@ def check_relevance_values(name: str, relevance: Tensor, mask: Tensor | None) ->
             f"{name} contains negative, infinite or NaN labels at unmasked positions; gains are only "
             "defined for finite labels ≥ 0: mark such items False in mask=... (e.g. mask=relevance >= 0)"
         )
+
+
+def check_gain_values(gains: Tensor, mask: Tensor | None) -> None:
+    """A gain callable must give finite gains ≥ 0 for every real label (synchronises).
+
+    An overflowing or negative gain would make a query's value NaN (and the mean skip it
+    silently) or let a loss return a finite value with a NaN gradient.
+    """
+    values = _unmasked(gains, mask)
+    smallest, largest = values.aminmax() if values.numel() else (values.new_zeros(()), values.new_zeros(()))
+    if not (smallest.item() >= 0 and math.isfinite(largest.item())):
+        raise ValueError(
+            "gain returned NaN, infinite or negative values for real labels; a gain callable must "
+            "give finite gains ≥ 0 (for large labels use float64 relevance, or a bounded gain)"
+        )
