@@ -147,3 +147,15 @@ def test_float64_labels_and_strided_inputs_agree_on_both_paths(torch_only):
     host = tn.ndcg(scores, labels, (3, 10), reduction="none")
     torch_only()
     assert host.dtype == torch.float64 and torch.equal(host, tn.ndcg(scores, labels, (3, 10), reduction="none"))
+
+
+@pytest.mark.parametrize("shape", [(3, 2, 5), (2, 2, 1), (4, 1, 2, 6)])
+def test_every_batch_shape_keeps_its_leading_axes(shape, torch_only):
+    values = torch.rand(shape, generator=torch.Generator().manual_seed(5))
+    host = ordering.top_values(values, 1)
+    relevance = (values > 0.5).float()
+    metrics = tn.ndcg(values, relevance, reduction="none"), tn.dcg(values, relevance, 1, reduction="none")
+    torch_only()
+    assert host.shape == (*shape[:-1], 1) and torch.equal(host, ordering.top_values(values, 1))
+    assert torch.equal(metrics[0], tn.ndcg(values, relevance, reduction="none"))
+    assert torch.equal(metrics[1], tn.dcg(values, relevance, 1, reduction="none"))

@@ -1,0 +1,261 @@
+"""Every public entry point, as a recipe that draws hostile inputs and calls it.
+
+A recipe returns a :class:`Case`: how to call the entry point (with ``validate`` where it has
+one), which argument names an error may cite, and optionally a second route to the same value
+(another layout, or the functional form of a class). ``test_public_contract.py`` checks every
+case against one contract. A new public entry point joins by adding a recipe to ``ENTRY_POINTS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from hypothesis import strategies as st
+from hostile import CUTOFFS, DISCOUNTS, EMPTIES, GAINS, REDUCTIONS, TIES, list_shapes, masks, values
+
+import torch_ndcg as tn
+from torch_ndcg.data import RankingDataset, pad_batch
+
+SCORED = ["ndcg", "dcg", "cg", "mrr", "precision", "recall", "hit_rate", "average_precision"]
+RANKED = ["ndcg", "dcg", "mrr", "precision", "recall", "hit_rate", "average_precision"]
+METRIC_OPTIONS = ("k", "mask", "indexes", "gain", "discount", "ties", "empty", "reduction", "validate")
+
+
+@dataclass
+class Case:
+    """One drawn call of an entry point."""
+
+    call: Callable[[bool], object]  # validate -> result (entry points without validate ignore it)
+    arguments: tuple[str, ...]  # what an error message must name one of
+    has_validate: bool = True
+    nan_allowed: bool = False  # per-query values of skipped queries are NaN
+    other_route: Callable[[], object] | None = None  # the same value another way (only if the call succeeds)
+    differentiable: bool = False  # the result is a loss: its gradient must be finite too
+
+
+def _options(draw: st.DrawFn) -> dict:
+    return dict(
+        gain=draw(GAINS), discount=draw(DISCOUNTS), ties=draw(TIES), empty=draw(EMPTIES), reduction=draw(REDUCTIONS)
+    )
+
+
+def _metric_options(name: str, options: dict, draw: st.DrawFn) -> dict:
+    """Options a metric takes, plus (sometimes) one it refuses."""
+    keep = dict(options)
+    if name not in ("ndcg", "dcg", "cg") and draw(st.booleans()):
+        keep.pop("gain")
+    if name not in ("ndcg", "dcg") and draw(st.booleans()):
+        keep.pop("discount")
+    if name in ("dcg", "cg") and draw(st.booleans()):
+        keep.pop("empty")
+    return keep
+
+
+def scored_metric(name: str) -> Callable[[st.DataObject], Case]:
+    def recipe(data: st.DataObject) -> Case:
+        draw = data.draw
+        fn = getattr(tn, name)
+        shape = draw(list_shapes())
+        scores = draw(values(shape, hostile=draw(st.booleans())))
+        relevance = draw(values(shape, hostile=draw(st.booleans()), low=0.0))
+        mask = draw(masks(shape))
+        k = draw(CUTOFFS)
+        options = _metric_options(name, _options(draw), draw)
+        indexes = None
+        if draw(st.booleans()) and len(shape) >= 1:  # the flat layout
+            scores, relevance = scores.reshape(-1), relevance.reshape(-1)
+            mask = None if mask is None or mask.shape != shape else mask.reshape(-1)
+            count = scores.shape[0]
+            indexes = draw(st.sampled_from(["ids", "ids", "float", "short"]))
+            ids = torch.tensor(draw(st.lists(st.integers(-3, 3), min_size=count, max_size=count)), dtype=torch.long)
+            indexes = {"ids": ids, "float": ids.float(), "short": ids[: max(count - 1, 0)]}[indexes]
+
+        def call(validate: bool) -> object:
+            return fn(scores, relevance, k, indexes=indexes, mask=mask, validate=validate, **options)
+
+        other = None
+        if indexes is None and len(shape) == 2 and shape[0] > 0 and mask is not None and mask.dtype == torch.bool and bool(mask.any(-1).all()):
+            # The same queries as flat items with query ids: one value per row, in row order.
+            rows = torch.arange(shape[0]).unsqueeze(-1).expand(shape)
+            per_query = {**options, "reduction": "none"}
+
+            def other() -> object:
+                flat = fn(scores[mask], relevance[mask], k, indexes=rows[mask], **per_query)
+                return flat, fn(scores, relevance, k, mask=mask, **per_query)
+
+        return Case(
+            call, ("scores", "relevance", *METRIC_OPTIONS),
+            nan_allowed=options.get("empty") == "skip" and options.get("reduction") == "none",
+            other_route=other,
+        )
+
+    return recipe
+
+
+def idcg(data: st.DataObject) -> Case:
+    draw = data.draw
+    shape = draw(list_shapes())
+    relevance = draw(values(shape, hostile=draw(st.booleans()), low=0.0))
+    mask, k = draw(masks(shape)), draw(CUTOFFS)
+    options = {key: value for key, value in _options(draw).items() if key in ("gain", "discount", "reduction")}
+    return Case(lambda validate: tn.idcg(relevance, k, mask=mask, validate=validate, **options),
+                ("relevance", "k", "mask", "gain", "discount", "reduction"))
+
+
+@st.composite
+def _ids(draw: st.DrawFn, rows: int, width: int) -> object:
+    kind = draw(st.sampled_from(["ids", "ids", "ids", "float", "scalar"]))
+    numbers = draw(st.lists(st.integers(-1, 6), min_size=rows * width, max_size=rows * width))
+    ids = torch.tensor(numbers, dtype=torch.long).reshape(rows, width)
+    return {"ids": ids, "float": ids.float(), "scalar": torch.tensor(3)}[kind]
+
+
+def ranked_metric(name: str) -> Callable[[st.DataObject], Case]:
+    def recipe(data: st.DataObject) -> Case:
+        draw = data.draw
+        fn = getattr(tn.ranked, name)
+        rows = draw(st.integers(1, 3))
+        ranked_ids = draw(_ids(rows, draw(st.integers(0, 5))))
+        width = draw(st.integers(0, 4))
+        target_ids = draw(_ids(draw(st.sampled_from([rows, rows, rows + 1])), width))
+        relevance = None
+        if draw(st.booleans()) and isinstance(target_ids, torch.Tensor) and target_ids.dim() == 2:
+            relevance = draw(values(tuple(target_ids.shape), hostile=draw(st.booleans()), low=0.0))
+        k, pad_id = draw(CUTOFFS), draw(st.sampled_from([-1, -1, 0, True, "x", 1.5]))
+        options = _metric_options(name, _options(draw), draw)
+        options.pop("ties")
+        return Case(
+            lambda validate: fn(ranked_ids, target_ids, relevance, k, pad_id=pad_id, validate=validate, **options),
+            ("ranked_ids", "target_ids", "target_relevance", "k", "pad_id", *METRIC_OPTIONS),
+            nan_allowed=options.get("empty") == "skip" and options.get("reduction") == "none",
+        )
+
+    return recipe
+
+
+def from_lists(data: st.DataObject) -> Case:
+    draw = data.draw
+    item = st.one_of(st.integers(0, 5), st.sampled_from(["a", "b", "c"]))
+    predicted = draw(st.lists(st.lists(item, max_size=4), max_size=3))
+    truth_kind = st.one_of(
+        st.dictionaries(item, st.sampled_from([0.0, 1.0, 2.5, "high"]), max_size=3),
+        st.lists(item, max_size=3),
+        st.just("abc"),
+    )
+    truths = draw(st.lists(truth_kind, min_size=len(predicted), max_size=len(predicted) + draw(st.integers(0, 1))))
+    if draw(st.booleans()) and predicted and all(isinstance(i, int) for row in predicted for i in row) and len({len(r) for r in predicted}) == 1:
+        predicted = torch.tensor(predicted)
+
+    def call(validate: bool) -> object:
+        ranked, target, relevance = tn.from_lists(predicted, truths)
+        return tn.ranked.ndcg(ranked, target, relevance)
+
+    return Case(call, ("predict_lists", "ground_truths", "ids", "relevances"), has_validate=False)
+
+
+LOSSES = {
+    "neural_ndcg_loss": tn.neural_ndcg_loss,
+    "approx_ndcg_loss": tn.approx_ndcg_loss,
+    "neural_ndcg": tn.neural_ndcg,
+    "approx_ndcg": tn.approx_ndcg,
+}
+LOSS_OPTIONS = ("k", "mask", "gain", "discount", "empty", "reduction", "temperature", "impl", "validate")
+
+
+def loss(name: str) -> Callable[[st.DataObject], Case]:
+    def recipe(data: st.DataObject) -> Case:
+        draw = data.draw
+        shape = draw(list_shapes())
+        scores = draw(values(shape, hostile=draw(st.booleans())))
+        if scores.is_floating_point():
+            scores = scores.detach().requires_grad_(True)
+        relevance = draw(values(shape, hostile=draw(st.booleans()), low=0.0))
+        mask, k = draw(masks(shape)), draw(st.sampled_from([None, 1, 3, 0, (1, 2), "2"]))
+        options = dict(
+            gain=draw(st.sampled_from(["linear", "exp2", "cubic"])),
+            empty=draw(st.sampled_from(["skip", "zero", "one", "nan"])),
+            reduction=draw(st.sampled_from(["mean", "sum", "none", "avg"])),
+            temperature=draw(st.sampled_from([1.0, 0.1, 0.0, -1.0, float("nan"), "1"])),
+            impl=draw(st.sampled_from(["auto", "dense", "streaming", "gpu"])),
+        )
+        as_module = name.endswith("_loss") and draw(st.booleans())
+
+        def call(validate: bool) -> object:
+            if as_module:
+                module = {"neural_ndcg_loss": tn.NeuralNDCGLoss, "approx_ndcg_loss": tn.ApproxNDCGLoss}[name]
+                return module(k=k, validate=validate, **options)(scores, relevance, mask)
+            return LOSSES[name](scores, relevance, k, mask=mask, validate=validate, **options)
+
+        return Case(
+            call, ("scores", "relevance", *LOSS_OPTIONS),
+            nan_allowed=options["empty"] == "skip" and options["reduction"] == "none", differentiable=True,
+        )
+
+    return recipe
+
+
+def metric_class(data: st.DataObject) -> Case:
+    """A TorchMetrics class built with drawn options, one drawn update, then compute()."""
+    draw = data.draw
+    name = draw(st.sampled_from(SCORED[:2] + SCORED[3:]))
+    cls = {"ndcg": "NDCG", "dcg": "DCG", "mrr": "MRR", "precision": "Precision", "recall": "Recall",
+           "hit_rate": "HitRate", "average_precision": "AveragePrecision"}[name]
+    options = _metric_options(name, _options(draw), draw)
+    options.pop("reduction")
+    k = draw(CUTOFFS)
+    shape = draw(list_shapes())
+    scores = draw(values(shape, hostile=draw(st.booleans())))
+    relevance = draw(values(shape, hostile=draw(st.booleans()), low=0.0))
+    mask = draw(masks(shape))
+    flat = draw(st.booleans()) and len(shape) >= 1
+    indexes = None
+    if flat:
+        scores, relevance = scores.reshape(-1), relevance.reshape(-1)
+        mask = None
+        indexes = torch.tensor(draw(st.lists(st.integers(0, 2), min_size=scores.shape[0], max_size=scores.shape[0])))
+
+    def call(validate: bool) -> object:
+        metric = getattr(tn.metrics, cls)(k, validate=validate, **options)
+        metric.update(scores, relevance, mask=mask, indexes=indexes)
+        return metric.compute()
+
+    def functional() -> object:
+        value = getattr(tn, name)(scores, relevance, k, mask=mask, indexes=indexes, **options)
+        result = call(True)  # one value per cutoff: a scalar, or a dict in cutoff order
+        return (torch.stack(list(result.values())) if isinstance(result, dict) else result), value
+
+    return Case(call, ("scores", "relevance", *METRIC_OPTIONS), other_route=functional if scores.numel() else None)
+
+
+def data_helpers(data: st.DataObject) -> Case:
+    """pad_batch and RankingDataset on drawn queries: ragged, mismatched, 1-D, non-finite."""
+    draw = data.draw
+    queries = []
+    for _ in range(draw(st.integers(0, 3))):
+        n = draw(st.integers(0, 4))
+        width = draw(st.sampled_from([3, 3, 2]))
+        features = torch.randn(n, width) if draw(st.integers(0, 5)) else torch.randn(n)
+        labels = draw(values((draw(st.sampled_from([n, n, n + 1])),), hostile=draw(st.booleans()), low=0.0))
+        queries.append((features, labels))
+    which = draw(st.sampled_from(["pad_batch", "dataset"]))
+
+    def call(validate: bool) -> object:
+        if which == "pad_batch":
+            return pad_batch(queries)
+        dataset = RankingDataset.from_queries(queries)
+        return [dataset[i] for i in range(-len(dataset), len(dataset))]
+
+    return Case(call, ("queries", "features", "labels", "relevance"), has_validate=False)
+
+
+ENTRY_POINTS: dict[str, Callable[[st.DataObject], Case]] = {
+    **{f"tn.{name}": scored_metric(name) for name in SCORED},
+    "tn.idcg": idcg,
+    **{f"tn.ranked.{name}": ranked_metric(name) for name in RANKED},
+    "tn.from_lists": from_lists,
+    **{f"tn.{name}": loss(name) for name in LOSSES},
+    "tn.metrics classes": metric_class,
+    "torch_ndcg.data": data_helpers,
+}
