@@ -185,7 +185,10 @@ def _parse(
     has_qid = len(tokens) > 1 and tokens[1].startswith("qid:")
     if need_qid and (not has_qid or len(tokens[1]) == 4):
         found = tokens[1] if len(tokens) > 1 else "end of line"
-        raise ValueError(f"{where}: expected 'qid:<id>' after the label, got {found!r}")
+        raise ValueError(
+            f"{where}: expected 'qid:<id>' after the label, got {found!r} "
+            "(for a file without qid, give its LightGBM .query / XGBoost .group file of query sizes as groups=)"
+        )
     columns: list[int] = []
     values: list[float] = []
     for token in tokens[2 if has_qid else 1 :]:
