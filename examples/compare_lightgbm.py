@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import sys
 import time
 from pathlib import Path
@@ -74,11 +75,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True, help="the folder given to train_ranker.py --data")
     parser.add_argument("--config", default=str(LETOR_CONFIG), help="the config of the run (default: %(default)s)")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="the run's --set overrides (e.g. seed=1, which also draws the validation queries)")
     parser.add_argument("--scores", nargs="*", default=[], help="score files (one per test line) to judge")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="LightGBM seeds (default: 0 1 2)")
     parser.add_argument("--k", type=int, default=10, help="NDCG cutoff (default: %(default)s)")
     args = parser.parse_args(argv)
-    config = load_config(args.config, [f"data={args.data}"])
+    config = load_config(args.config, [*args.set, f"data={json.dumps(args.data)}"])
     splits = load_data(config)
     test = splits["test"]
     results: dict[str, float] = {}

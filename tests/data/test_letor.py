@@ -135,6 +135,11 @@ def test_fold_layouts_gzip_without_vali_and_lightgbm_xgboost(tmp_path):
         write(xgboost, "1 1:1\n0 2:1\n", f"mq2008.{split}")
         write(xgboost, "2\n", f"mq2008.{split}.group")
     assert {s: len(ds) for s, ds in read_letor_fold(xgboost).items()} == {"train": 1, "vali": 1, "test": 1}
+    yahoo = tmp_path / "yahoo"
+    yahoo.mkdir()
+    for split in ("train", "valid", "test"):
+        write(yahoo, GOOD, f"set1.{split}.txt")
+    assert {s: len(ds) for s, ds in read_letor_fold(yahoo).items()} == {"train": 2, "vali": 2, "test": 2}
 
 
 def test_fold_path_errors_say_what_is_wrong(tmp_path):

@@ -219,9 +219,9 @@ def _parse(
 # Names of each split's file, in order of preference: a LETOR fold, then LightGBM / XGBoost
 # layouts (``<name>.train`` with ``<name>.train.query`` or ``.group``).
 _SPLIT_NAMES = {
-    "train": ("train.txt", "train.txt.gz", "*.train"),
-    "vali": ("vali.txt", "vali.txt.gz", "*.vali", "*.valid"),
-    "test": ("test.txt", "test.txt.gz", "*.test"),
+    "train": ("train.txt", "train.txt.gz", "*.train.txt", "*.train"),
+    "vali": ("vali.txt", "vali.txt.gz", "*.vali.txt", "*.valid.txt", "*.vali", "*.valid"),
+    "test": ("test.txt", "test.txt.gz", "*.test.txt", "*.test"),
 }
 _GROUP_SUFFIXES = (".query", ".group")
 
@@ -229,8 +229,8 @@ _GROUP_SUFFIXES = (".query", ".group")
 def find_fold_files(directory: str | os.PathLike) -> dict[str, tuple[Path, Path | None]]:
     """``{split: (file, group file or None)}`` for the splits found in ``directory``.
 
-    A split is ``<split>.txt`` or ``<split>.txt.gz`` (LETOR: MSLR-WEB10K/30K, Yahoo!, Istella,
-    MQ2007/2008), or ``<name>.<split>`` with an optional ``<name>.<split>.query`` (LightGBM) or
+    A split is ``<split>.txt`` or ``<split>.txt.gz`` (LETOR: MSLR-WEB10K/30K, Istella, MQ2007/2008),
+    ``<name>.<split>.txt`` (Yahoo!'s ``set1.train.txt``, ``set1.valid.txt``), or ``<name>.<split>`` with an optional ``<name>.<split>.query`` (LightGBM) or
     ``.group`` (XGBoost) file of query sizes. ``vali`` may be absent; ``train`` and ``test`` may not.
     """
     directory = Path(directory)
