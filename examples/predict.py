@@ -37,11 +37,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         data = read_letor(args.file, num_features=model.num_features, groups=args.groups)
     except (ValueError, OSError) as error:
         parser.error(str(error))
+    threads = torch.get_num_threads()
     if config.threads is not None:
         torch.set_num_threads(config.threads)
-    write_scores(model, data, out)
-    print(f"scored {data}; wrote {len(data.relevance)} scores to {out}, one per item line of {args.file}")
-    result = evaluate(model, data, config)
+    try:
+        write_scores(model, data, out)
+        print(f"scored {data}; wrote {len(data.relevance)} scores to {out}, one per item line of {args.file}")
+        result = evaluate(model, data, config)
+    finally:
+        torch.set_num_threads(threads)  # main() may run inside a bigger process (tests, notebooks)
     print(f"{conventions(config)}:")
     print_table(list(result), [[f"{value:.4f}" for value in result.values()]])
     return result

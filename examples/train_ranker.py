@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> dict:
     model = result["runs"][0]["model"]
     if outputs["model"] is not None:
         save_model(model, config, outputs["model"])
-        print(f"saved the model to {outputs['model']} (score a file with: python examples/predict.py {outputs['model']} FILE)")
+        print(f"saved the model to {outputs['model']} (score a file with: python examples/predict.py {outputs['model']} FILE --out SCORES)")
     if outputs["scores"] is not None:
         write_scores(model, splits["test"], outputs["scores"])
         print(f"saved {len(splits['test'].relevance)} test scores to {outputs['scores']}, one per line of the test file")

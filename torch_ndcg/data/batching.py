@@ -200,7 +200,7 @@ class RankingDataset:
         """A new dataset of the given queries, in the given order (e.g. to split off a validation set)."""
         chosen = [operator.index(q) for q in queries]
         if not chosen or any(not 0 <= q < len(self) for q in chosen):
-            raise ValueError(f"queries must be a non-empty list of indices below {len(self)}, got {list(queries)[:10]}")
+            raise ValueError(f"queries must be a non-empty list of query indices in [0, {len(self)}), got {list(queries)[:10]}")
         items = torch.cat([torch.arange(self._bounds[q], self._bounds[q + 1]) for q in chosen])
         lengths = self.list_lengths[chosen]
         offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
