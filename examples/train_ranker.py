@@ -3,22 +3,27 @@
     python examples/train_ranker.py                                  # configs/default.json
     python examples/train_ranker.py --config configs/compare.json    # every loss, one table
     python examples/train_ranker.py --config configs/letor.json --data MSLR-WEB10K/Fold1
+    python examples/train_ranker.py --config configs/letor.json --data lambdarank --save-model model --save-scores test.scores
     python examples/train_ranker.py --set loss=listnet --set epochs=5
 
-An MLP scores every item of a query from its features. Training minimises the chosen loss over
-padded ``[B, N, F]`` batches; after each epoch the validation NDCG@{1,5,10} is measured with
-:class:`torch_ndcg.metrics.NDCG`, the best epoch (by validation NDCG@``monitor_k``) is kept,
-training stops early when it stops improving, and the best model is scored on the test split.
-A random scorer's NDCG is printed next to it as the floor, and the validation curve is saved
-as a PNG. Queries without any relevant item are left out of every NDCG (``empty="skip"``).
+An MLP scores every item of a query from its (standardised) features. Training minimises the
+chosen loss over padded ``[B, N, F]`` batches; after each epoch the validation NDCG@{1,5,10} is
+measured with :class:`torch_ndcg.metrics.NDCG`, the best epoch (by validation NDCG@``monitor_k``)
+is kept, training stops early when it stops improving, and the best model is scored on the test
+split. A random scorer's NDCG is printed next to it as the floor, and the validation curve is
+saved as a PNG named after the run. Every NDCG, of the metrics and of the NDCG losses, uses the
+config's ``gain`` and ``empty`` rule, and every table says which. ``--save-model`` keeps the
+model for ``examples/predict.py``; ``--save-scores`` writes one test score per line of the test file.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import json
 import math
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -31,7 +36,7 @@ import torch_ndcg as tn
 from torch_ndcg.data import RankingDataset, read_letor_fold, synthetic_letor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ranker_config import LOSSES, Config, load_config  # noqa: E402
+from ranker_config import EMPTY_RULES, LOSSES, Config, load_config, make_config  # noqa: E402
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "configs" / "default.json"
 Scorer = Callable[[Tensor], Tensor]
@@ -39,6 +44,8 @@ Scorer = Callable[[Tensor], Tensor]
 
 # --- losses ------------------------------------------------------------------------------------
 # Each takes scores [B, N], relevance [B, N], mask [B, N] and the config; padding never counts.
+# The NDCG losses use the config's gain and empty rule, as the metrics do; ListNet and
+# pointwise regression see the raw labels.
 
 
 def listnet_loss(scores: Tensor, relevance: Tensor, mask: Tensor, config: Config) -> Tensor:
@@ -57,12 +64,13 @@ def pointwise_loss(scores: Tensor, relevance: Tensor, mask: Tensor, config: Conf
 
 
 def neural_ndcg(scores: Tensor, relevance: Tensor, mask: Tensor, config: Config) -> Tensor:
-    return tn.neural_ndcg_loss(scores, relevance, config.loss_k, mask=mask, temperature=config.temperature,
-                               sinkhorn_iters=config.sinkhorn_iters)
+    return tn.neural_ndcg_loss(scores, relevance, config.loss_k, mask=mask, gain=config.gain, empty=config.empty,
+                               temperature=config.temperature, sinkhorn_iters=config.sinkhorn_iters)
 
 
 def approx_ndcg(scores: Tensor, relevance: Tensor, mask: Tensor, config: Config) -> Tensor:
-    return tn.approx_ndcg_loss(scores, relevance, config.loss_k, mask=mask, temperature=config.temperature)
+    return tn.approx_ndcg_loss(scores, relevance, config.loss_k, mask=mask, gain=config.gain, empty=config.empty,
+                               temperature=config.temperature)
 
 
 LOSS_FUNCTIONS = {"neural_ndcg": neural_ndcg, "approx_ndcg": approx_ndcg, "listnet": listnet_loss, "pointwise": pointwise_loss}
@@ -73,28 +81,45 @@ assert tuple(LOSS_FUNCTIONS) == LOSSES
 
 
 def load_data(config: Config) -> dict[str, RankingDataset]:
-    """The synthetic default or a LETOR fold, standardised with the training split's statistics."""
+    """The synthetic default or the files of a fold folder, as ``train``, ``vali``, ``test``.
+
+    A folder without a validation file gives up ``vali_fraction`` of its training queries
+    (drawn with ``seed``) to validation, and says so.
+    """
     if config.data == "synthetic":
-        splits = synthetic_letor(
+        return synthetic_letor(
             tuple(config.synthetic_queries),
             num_features=config.synthetic_features,
             list_length=tuple(config.synthetic_list_length),
             noise=config.synthetic_noise,
             seed=config.seed,
         )
-    else:
-        splits = read_letor_fold(config.data)
-    if config.standardize:
-        mean, std = splits["train"].feature_stats()
-        splits = {name: ds.standardized(mean, std) for name, ds in splits.items()}
-    return splits
+    splits = read_letor_fold(config.data)
+    if "vali" not in splits:
+        train = splits["train"]
+        count = round(config.vali_fraction * len(train))
+        if not 1 <= count < len(train):
+            raise ValueError(f"{config.data} has no validation file and {len(train)} training queries: too few to "
+                             f"split off vali_fraction={config.vali_fraction} of them")
+        order = torch.randperm(len(train), generator=torch.Generator().manual_seed(config.seed)).tolist()
+        splits["train"], splits["vali"] = train.select(sorted(order[count:])), train.select(sorted(order[:count]))
+        print(f"no validation file in {config.data}: validating on {count} of its {len(train)} training queries "
+              f"(vali_fraction={config.vali_fraction}, drawn with seed {config.seed}), training on the other {len(train) - count}")
+    return {name: splits[name] for name in ("train", "vali", "test")}
 
 
 class MLPScorer(nn.Module):
-    """``[B, N, F]`` features → ``[B, N]`` scores, the same network applied to every item."""
+    """``[B, N, F]`` raw features → ``[B, N]`` scores, the same network applied to every item.
 
-    def __init__(self, num_features: int, hidden: list[int], dropout: float = 0.0):
+    The features are standardised inside the model (``mean`` and ``std`` of the training split,
+    kept as buffers), so a saved model scores raw features from a file as they are.
+    """
+
+    def __init__(self, num_features: int, hidden: list[int], dropout: float = 0.0,
+                 mean: Tensor | None = None, std: Tensor | None = None):
         super().__init__()
+        self.register_buffer("mean", torch.zeros(num_features) if mean is None else mean.clone())
+        self.register_buffer("std", torch.ones(num_features) if std is None else std.clone())
         layers: list[nn.Module] = []
         width = num_features
         for size in hidden:
@@ -103,38 +128,98 @@ class MLPScorer(nn.Module):
         layers.append(nn.Linear(width, 1))
         self.net = nn.Sequential(*layers)
 
+    @property
+    def num_features(self) -> int:
+        return self.mean.shape[0]
+
     def forward(self, features: Tensor) -> Tensor:
-        return self.net(features).squeeze(-1)
+        return self.net((features - self.mean) / self.std).squeeze(-1)
+
+
+def new_model(train_set: RankingDataset, config: Config) -> MLPScorer:
+    mean, std = train_set.feature_stats() if config.standardize else (None, None)
+    return MLPScorer(train_set.num_features, config.hidden, config.dropout, mean, std)
+
+
+def save_model(model: MLPScorer, config: Config, directory: Path) -> None:
+    """``model.pt`` (weights and standardisation) and ``config.json`` (every key) in ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    torch.save(model.state_dict(), directory / "model.pt")
+    (directory / "config.json").write_text(json.dumps(dataclasses.asdict(config), indent=2) + "\n")
+
+
+def load_model(directory: str | Path) -> tuple[MLPScorer, Config]:
+    """The model and config written by :func:`save_model`, ready to score (eval mode)."""
+    directory = Path(directory)
+    missing = [name for name in ("model.pt", "config.json") if not (directory / name).is_file()]
+    if missing:
+        raise ValueError(f"{directory} is not a saved model (--save-model DIR): missing {', '.join(missing)}")
+    config = make_config(json.loads((directory / "config.json").read_text()), {})
+    state = torch.load(directory / "model.pt", weights_only=True)
+    model = MLPScorer(state["mean"].shape[0], config.hidden, config.dropout)
+    model.load_state_dict(state)
+    return model.eval(), config
+
+
+def item_scores(scorer: Scorer, dataset: RankingDataset) -> Tensor:
+    """One score per item, ``[items]``, in the dataset's order (query after query)."""
+    with torch.no_grad():
+        return torch.cat([scorer(features)[mask] for features, _, mask in dataset.batches(256)])
+
+
+def write_scores(scorer: Scorer, dataset: RankingDataset, path: Path) -> None:
+    """One score per line, in the source file's line order (LightGBM / XGBoost's convention)."""
+    scores = item_scores(scorer, dataset)
+    if dataset.rows is not None:
+        scores = dataset.in_file_order(scores)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{value:.9g}\n" for value in scores.tolist()))
 
 
 def evaluate(scorer: Scorer, dataset: RankingDataset, config: Config) -> dict[str, float]:
     """Mean NDCG@k over the queries of ``dataset``, one entry per k of ``config.eval_k``."""
-    metric = ndcg_metric(config.eval_k)
+    metric = ndcg_metric(config)
     with torch.no_grad():
         for features, relevance, mask in dataset.batches(max(config.batch_size, 256)):
             metric.update(scorer(features), relevance, mask=mask)
     return {key: float(value) for key, value in metric.compute().items()}
 
 
-def ndcg_metric(ks: list[int]):
+def ndcg_metric(config: Config):
     """The stateful metric class; without torchmetrics, the functional form accumulated here."""
     try:
         from torch_ndcg.metrics import NDCG
     except ImportError:
-        return _FunctionalNDCG(ks)
-    return NDCG(k=tuple(ks), empty="skip")
+        return _FunctionalNDCG(config)
+    return NDCG(k=tuple(config.eval_k), gain=config.gain, empty=config.empty)
 
 
 class _FunctionalNDCG:
-    def __init__(self, ks: list[int]):
-        self.ks, self.values = ks, []
+    def __init__(self, config: Config):
+        self.config, self.ks, self.values = config, config.eval_k, []
 
     def update(self, scores: Tensor, relevance: Tensor, *, mask: Tensor) -> None:
-        self.values.append(tn.ndcg(scores, relevance, self.ks, mask=mask, empty="skip", reduction="none"))
+        self.values.append(tn.ndcg(scores, relevance, self.ks, mask=mask, gain=self.config.gain,
+                                   empty=self.config.empty, reduction="none"))
 
     def compute(self) -> dict[str, Tensor]:
-        means = torch.cat(self.values).nanmean(dim=0)
+        means = torch.cat(self.values).nanmean(dim=0)  # NaN marks a skipped query
         return {f"ndcg@{k}": value for k, value in zip(self.ks, means)}
+
+
+def conventions(config: Config) -> str:
+    return f"NDCG with {config.gain} gain, log2 discount, tied scores averaged, queries with no relevant item {EMPTY_RULES[config.empty]}"
+
+
+def empty_rules_line(scorer: Scorer, dataset: RankingDataset, config: Config) -> str:
+    """NDCG@monitor_k of ``dataset`` under each empty-query rule, as peers report it differently."""
+    with torch.no_grad():
+        values = torch.cat([tn.ndcg(scorer(features), relevance, config.monitor_k, mask=mask, gain=config.gain,
+                                    empty="skip", reduction="none") for features, relevance, mask in dataset.batches(256)])
+    empty = int(values.isnan().sum())
+    as_one, skipped, as_zero = values.nan_to_num(1.0).mean(), values.nanmean(), values.nan_to_num(0.0).mean()
+    return (f"test ndcg@{config.monitor_k} ({config.gain} gain) with the {empty} of {len(values)} queries that have "
+            f"no relevant item counted as 1 / skipped / counted as 0: {as_one:.4f} / {skipped:.4f} / {as_zero:.4f}")
 
 
 def random_scorer(seed: int) -> Scorer:
@@ -164,7 +249,7 @@ def train(loss: str, splits: dict[str, RankingDataset], config: Config) -> dict:
     """Train one model with ``loss``; return its validation history and test NDCG."""
     torch.manual_seed(config.seed)
     train_set = splits["train"]
-    model = MLPScorer(train_set.num_features, config.hidden, config.dropout)
+    model = new_model(train_set, config)
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     loss_fn = LOSS_FUNCTIONS[loss]
     shuffle = torch.Generator().manual_seed(config.seed)
@@ -227,6 +312,20 @@ def print_table(header: list[str], rows: list[list[str]]) -> None:
         print(line(row))
 
 
+def run_name(config: Config) -> str:
+    """``<config name>-<data>``, e.g. ``letor-MSLR-WEB10K_Fold1``: outputs of different runs differ."""
+    data = "synthetic" if config.data == "synthetic" else "_".join(Path(config.data).resolve().parts[-2:])
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", f"{config.name}-{data}")
+
+
+def unused_path(directory: Path, stem: str, suffix: str) -> Path:
+    """``directory/stem.suffix``, or ``stem-2``, ``stem-3``, … when taken: nothing is overwritten."""
+    path, number = directory / f"{stem}{suffix}", 2
+    while path.exists():
+        path, number = directory / f"{stem}-{number}{suffix}", number + 1
+    return path
+
+
 def save_plot(runs: list[dict], random_vali: dict[str, float], config: Config) -> Path | None:
     """Validation NDCG per epoch: every cutoff for one run, NDCG@monitor_k per loss when comparing."""
     try:
@@ -249,11 +348,11 @@ def save_plot(runs: list[dict], random_vali: dict[str, float], config: Config) -
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
     ax.set_xlabel("epoch (0: untrained)")
     ax.set_ylabel("validation NDCG" if len(runs) == 1 else f"validation {monitor}")
-    ax.set_title(f"{config.name}: validation NDCG per epoch")
+    ax.set_title(f"{run_name(config)}: validation NDCG per epoch\n{conventions(config)}", fontsize=9)
     ax.grid(alpha=0.3)
     ax.legend()
-    path = Path(config.output_dir) / f"{config.name}.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    Path(config.output_dir).mkdir(parents=True, exist_ok=True)
+    path = unused_path(Path(config.output_dir), run_name(config), ".png")
     fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
     return path
@@ -262,9 +361,12 @@ def save_plot(runs: list[dict], random_vali: dict[str, float], config: Config) -
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="JSON config (default: %(default)s)")
-    parser.add_argument("--data", help="LETOR fold directory with train.txt, vali.txt, test.txt (overrides 'data')")
+    parser.add_argument("--data", help="a folder of train/vali/test files: LETOR (train.txt[.gz], vali, test), "
+                        "train and test only, or LightGBM / XGBoost (<name>.train + .query / .group); overrides 'data'")
     parser.add_argument("--compare", action="store_true", help="train every loss in 'losses' and print one table")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key (repeatable)")
+    parser.add_argument("--save-model", metavar="DIR", help="write the trained model (weights, standardisation, config) to DIR")
+    parser.add_argument("--save-scores", metavar="FILE", help="write one test score per line, in the test file's line order")
     args = parser.parse_args(argv)
     overrides = list(args.set)
     if args.data:
@@ -273,6 +375,7 @@ def main(argv: list[str] | None = None) -> dict:
         overrides.append("compare=true")
     try:
         config = load_config(args.config, overrides)
+        outputs = check_outputs(args.save_model, args.save_scores, config)
         splits = load_data(config)
     except (ValueError, TypeError, OSError) as error:
         parser.error(str(error))
@@ -281,15 +384,37 @@ def main(argv: list[str] | None = None) -> dict:
     if config.threads is not None:
         torch.set_num_threads(config.threads)
     try:
-        return run(config, splits)
+        result = run(config, splits)
     finally:
         torch.set_num_threads(threads)  # main() may run inside a bigger process (tests, notebooks)
+    model = result["runs"][0]["model"]
+    if outputs["model"] is not None:
+        save_model(model, config, outputs["model"])
+        print(f"saved the model to {outputs['model']} (score a file with: python examples/predict.py {outputs['model']} FILE --out SCORES)")
+    if outputs["scores"] is not None:
+        write_scores(model, splits["test"], outputs["scores"])
+        print(f"saved {len(splits['test'].relevance)} test scores to {outputs['scores']}, one per line of the test file")
+    return result
+
+
+def check_outputs(save_model: str | None, save_scores: str | None, config: Config) -> dict[str, Path | None]:
+    """Refuse, before any training, outputs that would overwrite something or cannot be written."""
+    if config.compare and (save_model or save_scores):
+        raise ValueError("--save-model and --save-scores keep one trained model; they do not combine with --compare")
+    model = Path(save_model) if save_model else None
+    scores = Path(save_scores) if save_scores else None
+    if model is not None and model.exists() and (not model.is_dir() or any(model.iterdir())):
+        raise ValueError(f"--save-model {model}: already exists and is not an empty folder; choose a new one")
+    if scores is not None and scores.exists():
+        raise ValueError(f"--save-scores {scores}: already exists; choose a new file name")
+    return {"model": model, "scores": scores}
 
 
 def run(config: Config, splits: dict[str, RankingDataset]) -> dict:
     """Random-scorer floor, training of one loss (or each of ``config.losses``), tables and plot."""
     monitor = f"ndcg@{config.monitor_k}"
-    print(f"data: {config.data}")
+    print(f"run {run_name(config)}, data: {config.data}")
+    print(f"metrics: {conventions(config)}")
     for name, ds in splits.items():
         print(f"  {name:<5} {ds}")
     random_vali = evaluate(random_scorer(config.seed), splits["vali"], config)
@@ -301,6 +426,7 @@ def run(config: Config, splits: dict[str, RankingDataset]) -> dict:
 
     keys = list(random_test)
     print()
+    print(f"{conventions(config)}; columns name the cutoff k:")
     if config.compare:
         header = ["loss", "epochs", "seconds", f"best vali {monitor}", *(f"test {k}" for k in keys)]
         rows = [[r["loss"], str(r["epochs"]), f"{r['seconds']:.1f}", f"{r['best_vali']:.4f}",
@@ -319,6 +445,7 @@ def run(config: Config, splits: dict[str, RankingDataset]) -> dict:
         )
     for run in runs:
         print(f"validation {monitor}: {run['loss']} {run['best_vali']:.4f} vs random scorer {random_vali[monitor]:.4f}")
+        print(f"{run['loss']} {empty_rules_line(run['model'], splits['test'], config)}")
     plot = save_plot(runs, random_vali, config) if config.plot else None
     if plot is not None:
         print(f"saved the validation curve to {plot}")

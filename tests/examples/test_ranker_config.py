@@ -67,3 +67,36 @@ def test_bad_files_and_bad_set(tmp_path):
 
 def test_defaults_cover_every_loss():
     assert Config().losses == list(LOSSES) and Config().loss in LOSSES
+
+
+def test_errors_say_where_the_value_came_from(tmp_path):
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({"epochs": 0, "lr": 0.01}))
+    with pytest.raises(ValueError, match=r"mine.json: config key 'epochs' must be ≥ 1"):
+        load_config(path)
+    with pytest.raises(ValueError, match=r"^--set epochs: config key 'epochs' must be ≥ 1"):
+        load_config(path, ["epochs=-1"])
+    with pytest.raises(TypeError, match=r"^--set lr: config key 'lr' must be float, got str"):
+        load_config(path, ["lr=fast"])
+    with pytest.raises(ValueError, match=r"^--set gain: config key 'gain' must be one of \('linear', 'exp2'\)"):
+        load_config(path, ["gain=exp"])
+
+
+def test_monitor_k_follows_eval_k_unless_set():
+    assert load_config(None, ["eval_k=[1,3]"]).monitor_k == 3
+    assert load_config(CONFIGS / "letor.json", ["eval_k=[1,3]"]).monitor_k == 3
+    assert load_config(None, ["eval_k=[1,3,20]", "monitor_k=3"]).monitor_k == 3
+    with pytest.raises(ValueError, match=r"--set monitor_k: config key 'monitor_k' must be one of eval_k=\[1, 3\]"):
+        load_config(None, ["eval_k=[1,3]", "monitor_k=10"])
+
+
+@pytest.mark.parametrize("text", ["Infinity", "-Infinity", "NaN"])
+def test_non_finite_numbers_are_refused(text):
+    for key in ("lr", "weight_decay", "synthetic_noise", "vali_fraction"):
+        with pytest.raises(ValueError, match=f"'{key}' must be a finite number"):
+            load_config(None, [f"{key}={text}"])
+
+
+def test_letor_config_uses_exp2_gain_and_skips_empty_queries():
+    config = load_config(CONFIGS / "letor.json")
+    assert (config.gain, config.empty, config.monitor_k, config.threads) == ("exp2", "skip", 10, 1)

@@ -6,7 +6,7 @@
 """
 
 from .batching import Batch, RankingDataset, pad_batch
-from .letor import read_letor, read_letor_fold
+from .letor import find_fold_files, read_letor, read_letor_fold
 from .synthetic import synthetic_letor
 
-__all__ = ["Batch", "RankingDataset", "pad_batch", "read_letor", "read_letor_fold", "synthetic_letor"]
+__all__ = ["Batch", "RankingDataset", "find_fold_files", "pad_batch", "read_letor", "read_letor_fold", "synthetic_letor"]

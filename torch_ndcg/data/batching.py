@@ -8,6 +8,7 @@ every metric and loss of :mod:`torch_ndcg` takes.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
@@ -40,6 +41,8 @@ def pad_batch(
         raise ValueError("pad_batch needs at least one query, got an empty sequence")
     if max_items is not None and (isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 1):
         raise ValueError(f"max_items must be an int ≥ 1 or None, got {max_items!r}")
+    for row, (x, y) in enumerate(queries):
+        _check_query("queries", row, x, y)
     kept = [_subsample(x, y, max_items, generator) for x, y in queries]
     width = max(y.shape[0] for _, y in kept)
     num_features = kept[0][0].shape[1]
@@ -48,12 +51,22 @@ def pad_batch(
     mask = torch.zeros(len(kept), width, dtype=torch.bool)
     for row, (x, y) in enumerate(kept):
         if x.shape[1] != num_features:
-            raise ValueError(f"query {row} has {x.shape[1]} features, query 0 has {num_features}")
+            raise ValueError(f"queries[{row}] has {x.shape[1]} features, queries[0] has {num_features}")
         n = y.shape[0]
         features[row, :n] = x
         relevance[row, :n] = y
         mask[row, :n] = True
     return Batch(features, relevance, mask)
+
+
+def _check_query(name: str, row: int, x: Tensor, y: Tensor) -> None:
+    """One ``(features [n, F], relevance [n])`` pair of a list of queries, checked before any copy."""
+    if not isinstance(x, Tensor) or not isinstance(y, Tensor):
+        raise TypeError(f"{name}[{row}] must be a pair of tensors (features, relevance), got {type(x).__name__}, {type(y).__name__}")
+    if x.ndim != 2 or y.ndim != 1 or x.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"{name}[{row}] must be features [n, F] and relevance [n], got {tuple(x.shape)} and {tuple(y.shape)}"
+        )
 
 
 def _subsample(
@@ -74,6 +87,9 @@ class RankingDataset:
         offsets: ``[Q + 1]`` increasing item offsets; query ``q`` is ``offsets[q]:offsets[q+1]``
             and must hold at least one item.
         qids: optional query ids (default ``"0"``, ``"1"``, …).
+        rows: optional ``[items]`` position of each item in its source file (counting item lines
+            only), set by :func:`~torch_ndcg.data.read_letor`, whose grouping by query reorders
+            a file with interleaved queries; :meth:`in_file_order` undoes it.
 
     Example:
         >>> ds = RankingDataset.from_queries([(torch.randn(3, 2), torch.tensor([0., 2., 1.])),
@@ -83,7 +99,15 @@ class RankingDataset:
         (torch.Size([2, 5, 2]), [3, 5])
     """
 
-    def __init__(self, features: Tensor, relevance: Tensor, offsets: Tensor, qids: Sequence[str] | None = None):
+    def __init__(
+        self,
+        features: Tensor,
+        relevance: Tensor,
+        offsets: Tensor,
+        qids: Sequence[str] | None = None,
+        *,
+        rows: Tensor | None = None,
+    ):
         if features.ndim != 2 or relevance.ndim != 1 or features.shape[0] != relevance.shape[0]:
             raise ValueError(
                 "features must be [items, F] and relevance [items], got "
@@ -94,8 +118,8 @@ class RankingDataset:
             raise ValueError(f"offsets must run from 0 to {features.shape[0]} (the item count), got {offsets.tolist()}")
         if bool((offsets[1:] <= offsets[:-1]).any()):
             raise ValueError("offsets must be strictly increasing: every query needs at least one item")
-        if bool((relevance < 0).any()) or bool(torch.isnan(relevance).any()):
-            raise ValueError("relevance labels must be ≥ 0 and not NaN")
+        if not bool(torch.isfinite(relevance).all()) or bool((relevance < 0).any()):
+            raise ValueError("relevance labels must be finite and ≥ 0 (no NaN, no inf)")
         self.features = features.to(torch.float32)
         self.relevance = relevance.to(torch.float32)
         self.offsets = offsets
@@ -103,22 +127,37 @@ class RankingDataset:
         self.qids = [str(q) for q in qids] if qids is not None else [str(q) for q in range(len(self))]
         if len(self.qids) != len(self):
             raise ValueError(f"got {len(self.qids)} qids for {len(self)} queries")
+        if rows is not None:
+            rows = torch.as_tensor(rows, dtype=torch.int64)
+            if rows.shape != (features.shape[0],):
+                raise ValueError(f"rows must be [items] = [{features.shape[0]}], got {tuple(rows.shape)}")
+        self.rows = rows
 
     @classmethod
     def from_queries(cls, queries: Sequence[tuple[Tensor, Tensor]], qids: Sequence[str] | None = None) -> RankingDataset:
         """Build from ``(features [n_i, F], relevance [n_i])`` pairs."""
         if len(queries) == 0:
             raise ValueError("a RankingDataset needs at least one query")
+        queries = [(torch.as_tensor(x, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)) for x, y in queries]
+        for row, (x, y) in enumerate(queries):
+            _check_query("queries", row, x, y)
+            if x.shape[1] != queries[0][0].shape[1]:
+                raise ValueError(f"queries[{row}] has {x.shape[1]} features, queries[0] has {queries[0][0].shape[1]}")
         lengths = torch.tensor([y.shape[0] for _, y in queries])
         offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
-        features = torch.cat([torch.as_tensor(x, dtype=torch.float32) for x, _ in queries])
-        relevance = torch.cat([torch.as_tensor(y, dtype=torch.float32) for _, y in queries])
+        features = torch.cat([x for x, _ in queries])
+        relevance = torch.cat([y for _, y in queries])
         return cls(features, relevance, offsets, qids)
 
     def __len__(self) -> int:
         return len(self._bounds) - 1
 
     def __getitem__(self, index: int) -> tuple[Tensor, Tensor]:
+        """Query ``index`` as ``(features [n, F], relevance [n])``; negative indices count from the end."""
+        index = operator.index(index)
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"query index {index} is out of range for {len(self)} queries")
+        index %= len(self)
         start, stop = self._bounds[index], self._bounds[index + 1]
         return self.features[start:stop], self.relevance[start:stop]
 
@@ -145,7 +184,7 @@ class RankingDataset:
 
     def standardized(self, mean: Tensor, std: Tensor) -> RankingDataset:
         """A copy with features ``(x - mean) / std``; fit ``mean, std`` on the training split only."""
-        return RankingDataset((self.features - mean) / std, self.relevance, self.offsets, self.qids)
+        return RankingDataset((self.features - mean) / std, self.relevance, self.offsets, self.qids, rows=self.rows)
 
     def with_num_features(self, num_features: int) -> RankingDataset:
         """A copy padded with zero features up to ``num_features`` columns (sparse files may disagree)."""
@@ -155,7 +194,34 @@ class RankingDataset:
         if missing == 0:
             return self
         zeros = self.features.new_zeros(self.features.shape[0], missing)
-        return RankingDataset(torch.cat([self.features, zeros], dim=1), self.relevance, self.offsets, self.qids)
+        return RankingDataset(torch.cat([self.features, zeros], dim=1), self.relevance, self.offsets, self.qids, rows=self.rows)
+
+    def select(self, queries: Sequence[int]) -> RankingDataset:
+        """A new dataset of the given queries, in the given order (e.g. to split off a validation set)."""
+        chosen = [operator.index(q) for q in queries]
+        if not chosen or any(not 0 <= q < len(self) for q in chosen):
+            raise ValueError(f"queries must be a non-empty list of query indices in [0, {len(self)}), got {list(queries)[:10]}")
+        items = torch.cat([torch.arange(self._bounds[q], self._bounds[q + 1]) for q in chosen])
+        lengths = self.list_lengths[chosen]
+        offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+        rows = None if self.rows is None else self.rows[items]
+        return RankingDataset(self.features[items], self.relevance[items], offsets, [self.qids[q] for q in chosen], rows=rows)
+
+    def in_file_order(self, values: Tensor) -> Tensor:
+        """Per-item ``values [items]`` (in this dataset's query-grouped order) put back in file order.
+
+        Item ``i`` of the result belongs to the ``i``-th item line of the source file, which is
+        how LightGBM, XGBoost and most evaluators expect one score per line.
+        """
+        if self.rows is None:
+            raise ValueError("this dataset was not read from a file (rows is None), so it has no file order")
+        if values.shape != self.rows.shape:
+            raise ValueError(f"values must be [items] = [{self.rows.shape[0]}], got {tuple(values.shape)}")
+        if not torch.equal(self.rows.sort().values, torch.arange(len(self.rows))):
+            raise ValueError("rows do not cover a whole file (a subset of its queries?), so there is no file order")
+        ordered = torch.empty_like(values)
+        ordered[self.rows] = values
+        return ordered
 
     def batches(
         self,
