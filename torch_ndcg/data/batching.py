@@ -38,7 +38,7 @@ def pad_batch(
     since evaluating a subset changes the metric.
     """
     if len(queries) == 0:
-        raise ValueError("pad_batch needs at least one query, got an empty sequence")
+        raise ValueError("queries is empty: pad_batch needs at least one query")
     if max_items is not None and (isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 1):
         raise ValueError(f"max_items must be an int ≥ 1 or None, got {max_items!r}")
     for row, (x, y) in enumerate(queries):
@@ -67,6 +67,10 @@ def _check_query(name: str, row: int, x: Tensor, y: Tensor) -> None:
         raise ValueError(
             f"{name}[{row}] must be features [n, F] and relevance [n], got {tuple(x.shape)} and {tuple(y.shape)}"
         )
+    if y.shape[0] == 0:
+        raise ValueError(f"{name}[{row}] has no items: every query needs at least one")
+    if y.is_floating_point() and not bool(torch.isfinite(y).all()):
+        raise ValueError(f"{name}[{row}] has NaN or infinite relevance labels")
 
 
 def _subsample(
@@ -137,7 +141,7 @@ class RankingDataset:
     def from_queries(cls, queries: Sequence[tuple[Tensor, Tensor]], qids: Sequence[str] | None = None) -> RankingDataset:
         """Build from ``(features [n_i, F], relevance [n_i])`` pairs."""
         if len(queries) == 0:
-            raise ValueError("a RankingDataset needs at least one query")
+            raise ValueError("queries is empty: a RankingDataset needs at least one query")
         queries = [(torch.as_tensor(x, dtype=torch.float32), torch.as_tensor(y, dtype=torch.float32)) for x, y in queries]
         for row, (x, y) in enumerate(queries):
             _check_query("queries", row, x, y)
