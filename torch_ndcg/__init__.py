@@ -16,6 +16,8 @@ from .grouped import (
     grouped_recall,
 )
 from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
+from .losses import LambdaLoss, ListMLELoss, ListNetLoss, PairwiseHingeLoss, RankNetLoss, SoftmaxLoss
+from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
 from .ranked import (
     from_lists,
     ranked_average_precision,
@@ -34,6 +36,18 @@ __all__ = [
     "approx_ndcg_loss",
     "neural_ndcg",
     "neural_ndcg_loss",
+    "LambdaLoss",
+    "ListMLELoss",
+    "ListNetLoss",
+    "PairwiseHingeLoss",
+    "RankNetLoss",
+    "SoftmaxLoss",
+    "lambda_loss",
+    "listmle_loss",
+    "listnet_loss",
+    "pairwise_hinge_loss",
+    "ranknet_loss",
+    "softmax_loss",
     "average_precision",
     "cg",
     "dcg",

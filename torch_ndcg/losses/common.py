@@ -147,3 +147,41 @@ def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
 def as_loss(per_list: Tensor, reduction: str) -> Tensor:
     """``1 − NDCG`` per list, reduced like the metric (skipped lists, NaN, stay out of the mean)."""
     return reduce(1.0 - per_list, reduction)
+
+
+# The standard ranking losses (ListNet, ListMLE, pairwise, LambdaLoss) are not 1 − NDCG, so
+# ``empty`` speaks of the loss: "zero" counts an empty list as loss 0, "keep" evaluates the
+# formula on it anyway (what allRank does), "skip" and "error" as for the NDCG losses.
+LOSS_EMPTY = ("skip", "zero", "keep", "error")
+PAIR_IMPLS = ("auto", "dense", "streaming")
+
+
+def check_loss_options(empty: str, reduction: str) -> None:
+    check_option("empty", empty, LOSS_EMPTY)
+    check_option("reduction", reduction, REDUCTIONS)
+
+
+def nothing_to_rank(lists: LossLists) -> Tensor:
+    """``[B]`` lists a ranking loss calls empty: nothing relevant (IDCG = 0) or fewer than 2 real items."""
+    return (lists.idcg == 0) | (lists.valid.sum(-1) < 2)
+
+
+def finish_loss(values: Tensor, is_empty: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
+    """Per-list losses ``[B]`` → ``empty`` applied, then reduced like the metric (NaN = skipped)."""
+    if empty == "error":
+        if bool(is_empty.any()):
+            raise ValueError(
+                "a list has nothing to rank (no relevant item, or fewer than two real items) and "
+                "empty='error'; choose empty='skip', 'zero' or 'keep'"
+            )
+    elif empty != "keep":
+        fill = float("nan") if empty == "skip" else 0.0
+        values = torch.where(is_empty, torch.full_like(values, fill), values)
+    return reduce(values.reshape(lists.batch_shape), reduction)
+
+
+def masked_log_softmax(x: Tensor, valid: Tensor) -> Tensor:
+    """``log_softmax`` over the real items of each list, 0 at padding, finite even for all-padding rows."""
+    # finfo.min, not -inf: a row with no real item must stay finite in the forward and backward.
+    filled = x.masked_fill(~valid, torch.finfo(x.dtype).min)
+    return (filled - filled.logsumexp(-1, keepdim=True)).masked_fill(~valid, 0.0)
