@@ -15,7 +15,7 @@ import types
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-LOSSES = ("neural_ndcg", "approx_ndcg", "listnet", "pointwise")
+LOSSES = ("neural_ndcg", "approx_ndcg", "lambda_loss", "listnet", "listmle", "ranknet", "pointwise")
 
 
 @dataclasses.dataclass
