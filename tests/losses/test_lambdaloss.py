@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import torch_ndcg as tn
-from torch_ndcg.losses.lambdaloss import score_ranks
+from torch_ndcg.losses.lambdaloss import score_order
 
 
 @pytest.mark.parametrize("k", [None, 3])
@@ -35,7 +35,7 @@ def test_lambdarank_weights_are_the_metrics_ndcg_changes_of_swapping_pairs(gain,
 def test_ranks_follow_scores_with_ties_by_index_and_padding_last():
     scores = torch.tensor([[0.5, 2.0, 0.5, 9.0, 1.0]])
     valid = torch.tensor([[True, True, True, False, True]])
-    assert score_ranks(scores, valid).tolist() == [[3, 1, 4, 5, 2]]
+    assert score_order(scores, valid).tolist() == [[1, 4, 0, 2, 3]]
 
 
 def test_cutoff_counts_only_pairs_inside_the_top_k():

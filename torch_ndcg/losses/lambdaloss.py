@@ -16,17 +16,32 @@ from torch import Tensor
 from .. import definitions as d
 from ..validation import check_option, check_positive
 from . import common
-from .pairwise import PairTerms, pair_counts, pair_sum, preferred
+from .pairwise import PairTerms, pair_counts, pair_keys, pair_sum, preferred
 
 WEIGHTINGS = ("ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none")
 
 
-def score_ranks(scores: Tensor, valid: Tensor) -> Tensor:
-    """``[B, N]`` 1-based rank of each item by decreasing score among the real items (padding last)."""
+def score_order(scores: Tensor, valid: Tensor) -> Tensor:
+    """``[B, N]`` indices by decreasing score, ties by index, padding last: position p holds rank p + 1."""
     key = torch.where(valid, scores.detach(), torch.full_like(scores, -torch.inf))
-    order = key.sort(dim=-1, descending=True, stable=True).indices
-    ranks = torch.arange(1, scores.shape[-1] + 1, device=scores.device).expand_as(order)
-    return torch.empty_like(order).scatter_(-1, order, ranks)
+    return key.sort(dim=-1, descending=True, stable=True).indices
+
+
+def rank_weights(weighting: str, mu: float, at_rank: Tensor, rows: slice, depth: int) -> Tensor:
+    """``[1, rows, depth]`` discount part of the weights for ranks ``i`` (rows) and ``j``.
+
+    It depends on the ranks only, not on the list, so it is built once per block for the batch.
+    """
+    i = torch.arange(rows.start, rows.stop, device=at_rank.device)[:, None]
+    j = torch.arange(depth, device=at_rank.device)[None, :]
+    w = torch.zeros((), dtype=at_rank.dtype, device=at_rank.device)
+    if weighting != "lambdarank":
+        gap = (i - j).abs()  # δ_ij = |D(|i − j|) − D(|i − j| + 1)|, 0 on the diagonal
+        w = torch.where(gap > 0, (at_rank[(gap - 1).clamp(min=0)] - at_rank[gap]).abs(), 0.0)
+        w = w * mu if weighting == "ndcg_loss2pp" else w
+    if weighting != "ndcg_loss2":
+        w = w + (at_rank[i] - at_rank[j]).abs()
+    return w[None]
 
 
 def lambda_loss(
@@ -93,30 +108,28 @@ def lambda_loss(
     if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not mu >= 0:
         raise ValueError(f"mu must be a number ≥ 0, got {mu!r}")
     lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
-    n, dtype = lists.length, lists.scores.dtype
-    ranks = score_ranks(lists.scores, lists.valid)
-    in_top = lists.valid if lists.cutoff is None else lists.valid & (ranks <= lists.cutoff)
-    normalised = lists.gains / torch.where(lists.idcg == 0, torch.ones_like(lists.idcg), lists.idcg)[:, None]
-    at_rank = d.discounts(n + 1, discount, dtype, lists.scores.device)  # D(1) … D(N + 1)
-    rank_discount = at_rank[ranks - 1]
-    gap_discount = torch.cat([at_rank.new_zeros(1), (at_rank[:-1] - at_rank[1:]).abs()])  # δ at |r_i − r_j| = 0 … N
+    # In score order the ranks are positions: the discount part of every weight is one
+    # [block, depth] matrix for the whole batch, and a cutoff keeps only the first k columns.
+    order = score_order(lists.scores, lists.valid)
+    depth = lists.length if lists.cutoff is None else min(lists.cutoff, lists.length)
+    top = order[:, :depth]
+    valid = lists.valid.gather(-1, top)
+    gains = lists.gains.gather(-1, top)
+    high, low = pair_keys(gains, valid)
+    if weighting != "none":
+        # |G_i − G_j| over the preferred pairs is relu(G_i − G_j), with padding never below.
+        idcg = torch.where(lists.idcg == 0, torch.ones_like(lists.idcg), lists.idcg)[:, None]
+        high, low = gains.masked_fill(~valid, 0.0) / idcg, gains.masked_fill(~valid, torch.inf) / idcg
+        at_rank = d.discounts(depth + 1, discount, lists.scores.dtype, lists.scores.device)  # D(1) … D(depth + 1)
 
     def weight(rows: slice) -> Tensor:
-        pairs = preferred(lists, rows) & in_top[:, rows, None] & in_top[:, None, :]
         if weighting == "none":
-            return pairs.to(dtype)
-        delta_gain = (normalised[:, rows, None] - normalised[:, None, :]).abs()
-        w = torch.zeros((), dtype=dtype, device=pairs.device)
-        if weighting != "lambdarank":
-            w = gap_discount[(ranks[:, rows, None] - ranks[:, None, :]).abs()]
-            w = w * mu if weighting == "ndcg_loss2pp" else w
-        if weighting != "ndcg_loss2":
-            w = w + (rank_discount[:, rows, None] - rank_discount[:, None, :]).abs()
-        return pairs * delta_gain * w
+            return preferred(high, low, rows).to(lists.scores.dtype)
+        gain_gap = (high[:, rows, None] - low[:, None, :]).clamp(min=0)
+        return gain_gap * rank_weights(weighting, float(mu), at_rank, rows, depth)
 
-    s = float(sigma)
-    bits = 1 / math.log(2)
-    terms = PairTerms(weight, lambda x: F.softplus(-s * x) * bits, lambda x: -s * bits * torch.sigmoid(-s * x))
-    values = pair_sum(lists.scores, terms, impl)
+    # σ scales the N scores once, and the change to bits the B sums, not every pair.
+    nats = pair_sum(lists.scores.gather(-1, top) * float(sigma), PairTerms(weight, F.softplus, torch.sigmoid), impl)
+    values = nats / math.log(2)
     is_empty = common.nothing_to_rank(lists) | (pair_counts(lists) == 0)
     return common.finish_loss(values, is_empty, lists, empty, reduction)

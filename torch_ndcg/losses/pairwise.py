@@ -1,8 +1,9 @@
 r"""Pairwise losses: RankNet / pairwise logistic and pairwise hinge, and the pair machinery that
 LambdaLoss shares.
 
-Every pairwise loss here is :math:`\sum_{i,j} w_{ij}\,\phi(s_i - s_j)` per list, with weights
-``w`` built block by block from per-item vectors (labels, ranks, gains) and ``φ`` elementwise.
+Every pairwise loss here is :math:`\sum_{i,j} w_{ij}\,\phi(s_j - s_i)` per list (``i`` the
+preferred item), with weights ``w`` built block by block from per-item vectors (labels, ranks,
+gains) and ``φ`` elementwise.
 The dense form builds the ``[B, N, N]`` matrices under autograd; :class:`StreamingPairSum`
 holds one ``[B, block, N]`` slab at a time and recomputes it in its backward, so memory is
 O(B·N) plus one slab whatever N is.
@@ -28,7 +29,8 @@ SLAB_ELEMENTS = 2**22
 
 @dataclass(frozen=True)
 class PairTerms:
-    """``weight(rows)`` → ``[B, rows, N]`` pair weights (0 for non-pairs); ``phi``/``slope`` act on ``s_i − s_j``."""
+    """``weight(rows)`` → ``[B, rows, N]`` pair weights (0 for non-pairs); ``phi`` and its
+    derivative ``slope`` act on ``s_j − s_i``, how far the lesser item j is scored above i."""
 
     weight: Callable[[slice], Tensor]
     phi: Callable[[Tensor], Tensor]
@@ -36,7 +38,7 @@ class PairTerms:
 
 
 def _differences(scores: Tensor, rows: slice) -> Tensor:
-    return scores[:, rows, None] - scores[:, None, :]
+    return scores[:, None, :] - scores[:, rows, None]
 
 
 def row_blocks(batch: int, length: int) -> list[slice]:
@@ -59,7 +61,7 @@ class StreamingPairSum(torch.autograd.Function):
         ctx.terms = terms
         total = scores.new_zeros(scores.shape[0])
         for rows in row_blocks(*scores.shape):
-            total += (terms.weight(rows) * terms.phi(_differences(scores, rows))).sum((-2, -1))
+            total += terms.phi(_differences(scores, rows)).mul_(terms.weight(rows)).sum((-2, -1))
         return total
 
     @staticmethod
@@ -69,10 +71,10 @@ class StreamingPairSum(torch.autograd.Function):
         terms = ctx.terms
         grad_scores = torch.zeros_like(scores)
         for rows in row_blocks(*scores.shape):
-            slab = terms.weight(rows) * terms.slope(_differences(scores, rows)) * grad[:, None, None]
-            grad_scores[:, rows] += slab.sum(-1)  # ∂(s_i − s_j)/∂s_i = 1
-            grad_scores -= slab.sum(-2)  # ∂(s_i − s_j)/∂s_j = −1
-        return grad_scores, None
+            slab = terms.slope(_differences(scores, rows)).mul_(terms.weight(rows))
+            grad_scores[:, rows] -= slab.sum(-1)  # ∂(s_j − s_i)/∂s_i = −1
+            grad_scores += slab.sum(-2)  # ∂(s_j − s_i)/∂s_j = 1
+        return grad_scores * grad[:, None], None
 
 
 def pair_sum(scores: Tensor, terms: PairTerms, impl: str) -> Tensor:
@@ -82,10 +84,15 @@ def pair_sum(scores: Tensor, terms: PairTerms, impl: str) -> Tensor:
     return dense_pair_sum(scores, terms) if impl == "dense" else StreamingPairSum.apply(scores, terms)
 
 
-def preferred(lists: common.LossLists, rows: slice) -> Tensor:
+def pair_keys(gains: Tensor, valid: Tensor) -> tuple[Tensor, Tensor]:
+    """Gains as a preferred item (padding −inf) and as a lesser one (padding +inf): one comparison
+    ``high_i > low_j`` then selects exactly the real pairs with ``gain_i > gain_j``."""
+    return gains.masked_fill(~valid, -torch.inf), gains.masked_fill(~valid, torch.inf)
+
+
+def preferred(high: Tensor, low: Tensor, rows: slice) -> Tensor:
     """``[B, rows, N]``: item i (a row) has a larger gain than item j, both real."""
-    g, v = lists.gains, lists.valid
-    return (g[:, rows, None] > g[:, None, :]) & v[:, rows, None] & v[:, None, :]
+    return high[:, rows, None] > low[:, None, :]
 
 
 def pair_counts(lists: common.LossLists) -> Tensor:
@@ -99,6 +106,7 @@ def _mean_over_pairs(
     scores: Tensor,
     relevance: Tensor,
     mask: Tensor | None,
+    scale: float,
     phi: Callable[[Tensor], Tensor],
     slope: Callable[[Tensor], Tensor],
     empty: str,
@@ -111,8 +119,10 @@ def _mean_over_pairs(
     lists = common.prepare(scores, relevance, None, mask, "linear", "log2", validate)
     counts = pair_counts(lists)
     per_pair = 1 / counts.clamp(min=1).to(lists.scores.dtype)[:, None, None]
-    terms = PairTerms(lambda rows: preferred(lists, rows) * per_pair, phi, slope)
-    values = pair_sum(lists.scores, terms, impl)
+    high, low = pair_keys(lists.gains, lists.valid)
+    terms = PairTerms(lambda rows: preferred(high, low, rows) * per_pair, phi, slope)
+    # The scale (RankNet's σ) multiplies the N scores once rather than every pair's difference.
+    values = pair_sum(lists.scores * scale, terms, impl)
     return common.finish_loss(values, common.nothing_to_rank(lists) | (counts == 0), lists, empty, reduction)
 
 
@@ -152,12 +162,7 @@ def ranknet_loss(
     """
     check_positive("sigma", sigma)
     sigma = float(sigma)
-    return _mean_over_pairs(
-        scores, relevance, mask,
-        lambda x: F.softplus(-sigma * x),
-        lambda x: -sigma * torch.sigmoid(-sigma * x),
-        empty, reduction, impl, validate,
-    )  # fmt: skip
+    return _mean_over_pairs(scores, relevance, mask, sigma, F.softplus, torch.sigmoid, empty, reduction, impl, validate)
 
 
 def pairwise_hinge_loss(
@@ -190,8 +195,8 @@ def pairwise_hinge_loss(
     check_positive("margin", margin)
     margin = float(margin)
     return _mean_over_pairs(
-        scores, relevance, mask,
-        lambda x: (margin - x).clamp(min=0),
-        lambda x: -(x < margin).to(x.dtype),
+        scores, relevance, mask, 1.0,
+        lambda x: (x + margin).clamp_(min=0),
+        lambda x: (x > -margin).to(x.dtype),
         empty, reduction, impl, validate,
     )  # fmt: skip
