@@ -36,7 +36,7 @@ class LossLists:
     scores: Tensor  # compute dtype, differentiable, 0 at masked items
     valid: Tensor  # bool, True for real items
     gains: Tensor  # 0 at masked items
-    idcg: Tensor  # [B], the exact IDCG@k of the metric code
+    idcg: Tensor | None  # [B], the exact IDCG@k of the metric code (None: not asked for)
     cutoff: int | None
     batch_shape: torch.Size
 
@@ -72,11 +72,14 @@ def prepare(
     gain: d.Gain,
     discount: d.Discount,
     validate: bool,
+    *,
+    ideal: bool = True,
 ) -> LossLists:
-    """Check inputs exactly as the metrics do and compute the exact IDCG@k."""
+    """Check inputs exactly as the metrics do and compute the exact IDCG@k (skipped, a sort
+    per list, with ``ideal=False`` for losses that only ask whether anything is relevant)."""
     cutoff = single_cutoff(k)
     lists = prepare_lists(scores, relevance, mask, gain, validate)
-    idcg = _idcg_at(lists, (cutoff,), discount)[..., 0]
+    idcg = _idcg_at(lists, (cutoff,), discount)[..., 0].reshape(-1) if ideal else None
     n = lists.length
     valid = torch.ones(lists.scores.shape, dtype=torch.bool, device=lists.scores.device) if mask is None else mask
     # where(), not the -inf scores of prepare_lists: padding must be finite for the pairwise
@@ -86,7 +89,7 @@ def prepare(
         scores=real.reshape(-1, n),
         valid=valid.reshape(-1, n),
         gains=lists.gains.reshape(-1, n),
-        idcg=idcg.reshape(-1),
+        idcg=idcg,
         cutoff=cutoff,
         batch_shape=lists.scores.shape[:-1],
     )
@@ -162,8 +165,10 @@ def check_loss_options(empty: str, reduction: str) -> None:
 
 
 def nothing_to_rank(lists: LossLists) -> Tensor:
-    """``[B]`` lists a ranking loss calls empty: nothing relevant (IDCG = 0) or fewer than 2 real items."""
-    return (lists.idcg == 0) | (lists.valid.sum(-1) < 2)
+    """``[B]`` lists a ranking loss calls empty: nothing relevant (IDCG = 0: no real item with a
+    positive gain) or fewer than 2 real items."""
+    relevant = (lists.gains > 0).any(-1) if lists.idcg is None else lists.idcg > 0
+    return ~relevant | (lists.valid.sum(-1) < 2)
 
 
 def finish_loss(values: Tensor, is_empty: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor
+from torch.autograd.function import once_differentiable
 
 from .. import definitions as d
 from . import common
@@ -18,7 +19,7 @@ def _checked(
     scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, empty: str, reduction: str, validate: bool
 ) -> common.LossLists:
     common.check_loss_options(empty, reduction)
-    return common.prepare(scores, relevance, None, mask, gain, "log2", validate)
+    return common.prepare(scores, relevance, None, mask, gain, "log2", validate, ideal=False)
 
 
 def _cross_entropy(target: Tensor, lists: common.LossLists, empty: str, reduction: str) -> Tensor:
@@ -118,6 +119,31 @@ def label_order(gains: Tensor, valid: Tensor, generator: torch.Generator | None)
     return shuffle.gather(-1, order)
 
 
+class PlackettLuce(torch.autograd.Function):
+    r"""``Σ_i (ℓ_i − s_i)`` over the real items of lists in label order, ``ℓ_i = log Σ_{j ≥ i} e^{s_j}``.
+
+    The gradient is computed with the value, in log space so that no exponential overflows:
+    :math:`\partial/\partial s_k = -1 + \sum_{i \le k} e^{s_k - \ell_i}
+    = -1 + \exp\big(s_k + \log\sum_{i \le k} e^{-\ell_i}\big)`, whose exponent is at most
+    ``log k`` since every :math:`\ell_i \ge \ell_k` for ``i ≤ k``.
+    """
+
+    @staticmethod
+    def forward(ctx, ranked: Tensor, real: Tensor) -> Tensor:
+        suffix = ranked.flip(-1).logcumsumexp(-1).flip(-1)
+        zero = torch.zeros((), dtype=ranked.dtype, device=ranked.device)
+        values = torch.where(real, suffix - ranked, zero).sum(-1)
+        prefix = suffix.neg().masked_fill_(~real, -torch.inf).logcumsumexp(-1)
+        ctx.save_for_backward(torch.where(real, (ranked + prefix).exp_() - 1, zero))
+        return values
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad: Tensor):
+        (slope,) = ctx.saved_tensors
+        return slope * grad[:, None], None
+
+
 def listmle_loss(
     scores: Tensor,
     relevance: Tensor,
@@ -153,8 +179,5 @@ def listmle_loss(
         raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
     lists = _checked(scores, relevance, mask, "linear", empty, reduction, validate)
     order = label_order(lists.gains, lists.valid, generator)
-    ranked = lists.scores.gather(-1, order)
-    real = lists.valid.gather(-1, order)
-    suffix = ranked.flip(-1).logcumsumexp(-1).flip(-1)  # log Σ_{j ≥ i} exp(s_j)
-    values = torch.where(real, suffix - ranked, torch.zeros_like(ranked)).sum(-1)
+    values = PlackettLuce.apply(lists.scores.gather(-1, order), lists.valid.gather(-1, order))
     return common.finish_loss(values, common.nothing_to_rank(lists), lists, empty, reduction)

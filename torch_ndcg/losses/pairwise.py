@@ -116,7 +116,7 @@ def _mean_over_pairs(
 ) -> Tensor:
     common.check_loss_options(empty, reduction)
     check_option("impl", impl, common.PAIR_IMPLS)
-    lists = common.prepare(scores, relevance, None, mask, "linear", "log2", validate)
+    lists = common.prepare(scores, relevance, None, mask, "linear", "log2", validate, ideal=False)
     counts = pair_counts(lists)
     per_pair = 1 / counts.clamp(min=1).to(lists.scores.dtype)[:, None, None]
     high, low = pair_keys(lists.gains, lists.valid)
