@@ -27,13 +27,13 @@ def score_order(scores: Tensor, valid: Tensor) -> Tensor:
     return key.sort(dim=-1, descending=True, stable=True).indices
 
 
-def rank_weights(weighting: str, mu: float, at_rank: Tensor, rows: slice, depth: int) -> Tensor:
-    """``[1, rows, depth]`` discount part of the weights for ranks ``i`` (rows) and ``j``.
+def rank_weights(weighting: str, mu: float, at_rank: Tensor, rows: slice, cols: slice) -> Tensor:
+    """``[1, rows, cols]`` discount part of the weights for ranks ``i`` (rows) and ``j`` (cols).
 
     It depends on the ranks only, not on the list, so it is built once per block for the batch.
     """
     i = torch.arange(rows.start, rows.stop, device=at_rank.device)[:, None]
-    j = torch.arange(depth, device=at_rank.device)[None, :]
+    j = torch.arange(cols.start, cols.stop, device=at_rank.device)[None, :]
     w = torch.zeros((), dtype=at_rank.dtype, device=at_rank.device)
     if weighting != "lambdarank":
         gap = (i - j).abs()  # δ_ij = |D(|i − j|) − D(|i − j| + 1)|, 0 on the diagonal
@@ -122,11 +122,11 @@ def lambda_loss(
         high, low = gains.masked_fill(~valid, 0.0) / idcg, gains.masked_fill(~valid, torch.inf) / idcg
         at_rank = d.discounts(depth + 1, discount, lists.scores.dtype, lists.scores.device)  # D(1) … D(depth + 1)
 
-    def weight(rows: slice) -> Tensor:
+    def weight(rows: slice, cols: slice) -> Tensor:
         if weighting == "none":
-            return preferred(high, low, rows).to(lists.scores.dtype)
-        gain_gap = (high[:, rows, None] - low[:, None, :]).clamp(min=0)
-        return gain_gap * rank_weights(weighting, float(mu), at_rank, rows, depth)
+            return preferred(high, low, rows, cols).to(lists.scores.dtype)
+        gain_gap = (high[:, rows, None] - low[:, None, cols]).clamp(min=0)
+        return gain_gap * rank_weights(weighting, float(mu), at_rank, rows, cols)
 
     # σ scales the N scores once, and the change to bits the B sums, not every pair.
     nats = pair_sum(lists.scores.gather(-1, top) * float(sigma), PairTerms(weight, F.softplus, torch.sigmoid), impl)

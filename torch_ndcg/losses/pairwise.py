@@ -29,16 +29,23 @@ SLAB_ELEMENTS = 2**22
 
 @dataclass(frozen=True)
 class PairTerms:
-    """``weight(rows)`` → ``[B, rows, N]`` pair weights (0 for non-pairs); ``phi`` and its
-    derivative ``slope`` act on ``s_j − s_i``, how far the lesser item j is scored above i."""
+    """``weight(rows, cols)`` → ``[B, rows, cols]`` pair weights (0 for non-pairs); ``phi`` and
+    its derivative ``slope`` act on ``s_j − s_i``, how far the lesser item j is scored above i.
+    ``triangular``: items are sorted so that a preferred item always comes first, and a block of
+    rows needs only the columns from its first row on (half the pairs)."""
 
-    weight: Callable[[slice], Tensor]
+    weight: Callable[[slice, slice], Tensor]
     phi: Callable[[Tensor], Tensor]
     slope: Callable[[Tensor], Tensor]
+    triangular: bool = False
 
 
-def _differences(scores: Tensor, rows: slice) -> Tensor:
-    return scores[:, None, :] - scores[:, rows, None]
+def _differences(scores: Tensor, rows: slice, cols: slice) -> Tensor:
+    return scores[:, None, cols] - scores[:, rows, None]
+
+
+def _columns(terms: PairTerms, rows: slice, length: int) -> slice:
+    return slice(rows.start if terms.triangular else 0, length)
 
 
 def row_blocks(batch: int, length: int) -> list[slice]:
@@ -49,7 +56,7 @@ def row_blocks(batch: int, length: int) -> list[slice]:
 def dense_pair_sum(scores: Tensor, terms: PairTerms) -> Tensor:
     """``[B]`` per-list sums from the full ``[B, N, N]`` matrices, differentiated by autograd."""
     every = slice(0, scores.shape[-1])
-    return (terms.weight(every) * terms.phi(_differences(scores, every))).sum((-2, -1))
+    return (terms.weight(every, every) * terms.phi(_differences(scores, every, every))).sum((-2, -1))
 
 
 class StreamingPairSum(torch.autograd.Function):
@@ -61,7 +68,8 @@ class StreamingPairSum(torch.autograd.Function):
         ctx.terms = terms
         total = scores.new_zeros(scores.shape[0])
         for rows in row_blocks(*scores.shape):
-            total += terms.phi(_differences(scores, rows)).mul_(terms.weight(rows)).sum((-2, -1))
+            cols = _columns(terms, rows, scores.shape[-1])
+            total += terms.phi(_differences(scores, rows, cols)).mul_(terms.weight(rows, cols)).sum((-2, -1))
         return total
 
     @staticmethod
@@ -71,9 +79,10 @@ class StreamingPairSum(torch.autograd.Function):
         terms = ctx.terms
         grad_scores = torch.zeros_like(scores)
         for rows in row_blocks(*scores.shape):
-            slab = terms.slope(_differences(scores, rows)).mul_(terms.weight(rows))
+            cols = _columns(terms, rows, scores.shape[-1])
+            slab = terms.slope(_differences(scores, rows, cols)).mul_(terms.weight(rows, cols))
             grad_scores[:, rows] -= slab.sum(-1)  # ∂(s_j − s_i)/∂s_i = −1
-            grad_scores += slab.sum(-2)  # ∂(s_j − s_i)/∂s_j = 1
+            grad_scores[:, cols] += slab.sum(-2)  # ∂(s_j − s_i)/∂s_j = 1
         return grad_scores * grad[:, None], None
 
 
@@ -90,9 +99,9 @@ def pair_keys(gains: Tensor, valid: Tensor) -> tuple[Tensor, Tensor]:
     return gains.masked_fill(~valid, -torch.inf), gains.masked_fill(~valid, torch.inf)
 
 
-def preferred(high: Tensor, low: Tensor, rows: slice) -> Tensor:
-    """``[B, rows, N]``: item i (a row) has a larger gain than item j, both real."""
-    return high[:, rows, None] > low[:, None, :]
+def preferred(high: Tensor, low: Tensor, rows: slice, cols: slice) -> Tensor:
+    """``[B, rows, cols]``: item i (a row) has a larger gain than item j, both real."""
+    return high[:, rows, None] > low[:, None, cols]
 
 
 def pair_counts(lists: common.LossLists) -> Tensor:
@@ -119,10 +128,13 @@ def _mean_over_pairs(
     lists = common.prepare(scores, relevance, None, mask, "linear", "log2", validate, ideal=False)
     counts = pair_counts(lists)
     per_pair = 1 / counts.clamp(min=1).to(lists.scores.dtype)[:, None, None]
+    # By decreasing gain, padding last, a preferred item always precedes the other.
     high, low = pair_keys(lists.gains, lists.valid)
-    terms = PairTerms(lambda rows: preferred(high, low, rows) * per_pair, phi, slope)
+    order = high.sort(dim=-1, descending=True).indices
+    high, low = high.gather(-1, order), low.gather(-1, order)
+    terms = PairTerms(lambda rows, cols: preferred(high, low, rows, cols) * per_pair, phi, slope, triangular=True)
     # The scale (RankNet's σ) multiplies the N scores once rather than every pair's difference.
-    values = pair_sum(lists.scores * scale, terms, impl)
+    values = pair_sum(lists.scores.gather(-1, order) * scale, terms, impl)
     return common.finish_loss(values, common.nothing_to_rank(lists) | (counts == 0), lists, empty, reduction)
 
 
