@@ -184,9 +184,3 @@ def finish_loss(values: Tensor, is_empty: Tensor, lists: LossLists, empty: str, 
         values = torch.where(is_empty, torch.full_like(values, fill), values)
     return reduce(values.reshape(lists.batch_shape), reduction)
 
-
-def masked_log_softmax(x: Tensor, valid: Tensor) -> Tensor:
-    """``log_softmax`` over the real items of each list, 0 at padding, finite even for all-padding rows."""
-    # finfo.min, not -inf: a row with no real item must stay finite in the forward and backward.
-    filled = x.masked_fill(~valid, torch.finfo(x.dtype).min)
-    return (filled - filled.logsumexp(-1, keepdim=True)).masked_fill(~valid, 0.0)

@@ -22,9 +22,29 @@ def _checked(
     return common.prepare(scores, relevance, None, mask, gain, "log2", validate, ideal=False)
 
 
+class SoftmaxCrossEntropy(torch.autograd.Function):
+    """``−Σ_i t_i log softmax(s)_i`` over the real items, with its gradient ``softmax(s)·Σt − t``
+    computed alongside the value (a handful of O(B·N) operations, nothing kept but the gradient)."""
+
+    @staticmethod
+    def forward(ctx, scores: Tensor, valid: Tensor, target: Tensor) -> Tensor:
+        # finfo.min, not −inf: padding gets probability 0 and every list stays finite, even one
+        # with no real item; the target is 0 there, so those terms vanish.
+        filled = scores.masked_fill(~valid, torch.finfo(scores.dtype).min)
+        log_p = filled - filled.logsumexp(-1, keepdim=True)
+        ctx.save_for_backward(log_p.exp().mul_(target.sum(-1, keepdim=True)).sub_(target))
+        return -(target * log_p).sum(-1)
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad: Tensor):
+        (slope,) = ctx.saved_tensors
+        return slope * grad[:, None], None, None
+
+
 def _cross_entropy(target: Tensor, lists: common.LossLists, empty: str, reduction: str) -> Tensor:
     """``−Σ_i target_i log softmax(s)_i`` per list, then ``empty`` and ``reduction``."""
-    values = -(target * common.masked_log_softmax(lists.scores, lists.valid)).sum(-1)
+    values = SoftmaxCrossEntropy.apply(lists.scores, lists.valid, target)
     return common.finish_loss(values, common.nothing_to_rank(lists), lists, empty, reduction)
 
 
@@ -66,7 +86,7 @@ def listnet_loss(
         True
     """
     lists = _checked(scores, relevance, mask, gain, empty, reduction, validate)
-    target = common.masked_log_softmax(lists.gains, lists.valid).exp() * lists.valid
+    target = torch.softmax(lists.gains.masked_fill(~lists.valid, -torch.inf), -1).nan_to_num_(0.0)
     return _cross_entropy(target, lists, empty, reduction)
 
 
