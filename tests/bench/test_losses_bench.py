@@ -24,5 +24,4 @@ def test_standard_losses_table_quick(capsys):
     for name in ("ListNet", "ListMLE", "RankNet", "LambdaLoss", "Softmax CE", "Pairwise hinge"):
         assert name in out
     assert "allRank not installed" in out or "allRank 1.4.3" in out
-    result = ranking_losses._fresh_process("RankNet", 2, 16)
-    assert result["seconds"] > 0 and result["process_mib"] > 0
+    assert "process peak MiB" in out

@@ -235,3 +235,12 @@ def test_standard_losses_stay_finite_at_extreme_scores_and_labels(loss, options)
         mask[:, :2] = True
         value, grad = _grad(loss, scores, relevance, mask=mask, **options)
         assert torch.isfinite(value) and torch.isfinite(grad).all()
+
+
+@pytest.mark.parametrize("module", ["listwise", "pairwise", "lambdaloss", "modules"])
+def test_standard_loss_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"torch_ndcg.losses.{module}"))
+    assert result.attempted > 0 and result.failed == 0
