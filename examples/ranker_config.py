@@ -17,7 +17,7 @@ import types
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
-LOSSES = ("neural_ndcg", "approx_ndcg", "listnet", "pointwise")
+LOSSES = ("neural_ndcg", "approx_ndcg", "lambda_loss", "listnet", "listmle", "ranknet", "pointwise")
 GAINS = ("linear", "exp2")
 # How a query with no relevant item counts in every NDCG (metrics and NDCG losses) and its wording.
 EMPTY_RULES = {"skip": "skipped", "zero": "counted as 0", "one": "counted as 1"}

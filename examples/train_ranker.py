@@ -48,16 +48,6 @@ Scorer = Callable[[Tensor], Tensor]
 # pointwise regression see the raw labels.
 
 
-def listnet_loss(scores: Tensor, relevance: Tensor, mask: Tensor, config: Config) -> Tensor:
-    """Softmax cross-entropy against the softmax of the labels: ListNet's top-one loss.
-
-    Cao et al., "Learning to Rank: From Pairwise Approach to Listwise Approach", ICML 2007.
-    """
-    target = torch.softmax(relevance.masked_fill(~mask, -math.inf), dim=-1)
-    log_p = torch.log_softmax(scores.masked_fill(~mask, -math.inf), dim=-1)
-    return -(target * log_p.masked_fill(~mask, 0.0)).sum(dim=-1).mean()
-
-
 def pointwise_loss(scores: Tensor, relevance: Tensor, mask: Tensor, config: Config) -> Tensor:
     """Mean squared error between each score and its label (regression, no ranking at all)."""
     return ((scores - relevance) ** 2)[mask].mean()
@@ -73,7 +63,19 @@ def approx_ndcg(scores: Tensor, relevance: Tensor, mask: Tensor, config: Config)
                                temperature=config.temperature)
 
 
-LOSS_FUNCTIONS = {"neural_ndcg": neural_ndcg, "approx_ndcg": approx_ndcg, "listnet": listnet_loss, "pointwise": pointwise_loss}
+def lambda_loss(scores: Tensor, relevance: Tensor, mask: Tensor, config: Config) -> Tensor:
+    return tn.lambda_loss(scores, relevance, config.loss_k, mask=mask)  # NDCG-Loss2++
+
+
+LOSS_FUNCTIONS = {
+    "neural_ndcg": neural_ndcg,
+    "approx_ndcg": approx_ndcg,
+    "lambda_loss": lambda_loss,
+    "listnet": lambda scores, relevance, mask, config: tn.listnet_loss(scores, relevance, mask=mask),
+    "listmle": lambda scores, relevance, mask, config: tn.listmle_loss(scores, relevance, mask=mask),
+    "ranknet": lambda scores, relevance, mask, config: tn.ranknet_loss(scores, relevance, mask=mask),
+    "pointwise": pointwise_loss,
+}
 assert tuple(LOSS_FUNCTIONS) == LOSSES
 
 
@@ -428,8 +430,8 @@ def run(config: Config, splits: dict[str, RankingDataset]) -> dict:
     print()
     print(f"{conventions(config)}; columns name the cutoff k:")
     if config.compare:
-        header = ["loss", "epochs", "seconds", f"best vali {monitor}", *(f"test {k}" for k in keys)]
-        rows = [[r["loss"], str(r["epochs"]), f"{r['seconds']:.1f}", f"{r['best_vali']:.4f}",
+        header = ["loss", "epochs", "s/epoch", f"best vali {monitor}", *(f"test {k}" for k in keys)]
+        rows = [[r["loss"], str(r["epochs"]), f"{r['seconds'] / max(r['epochs'], 1):.2f}", f"{r['best_vali']:.4f}",
                  *(f"{r['test'][k]:.4f}" for k in keys)] for r in runs]
         rows.append(["random", "-", "-", f"{random_vali[monitor]:.4f}", *(f"{random_test[k]:.4f}" for k in keys)])
         print_table(header, rows)

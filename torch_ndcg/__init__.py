@@ -18,11 +18,19 @@ from . import ranked
 from .definitions import exp2_gain, linear_gain, log2_discount
 from .functional import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, precision, recall
 from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
+from .losses import LambdaLoss, ListMLELoss, ListNetLoss, PairwiseHingeLoss, RankNetLoss, SoftmaxLoss
+from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
 from .ranked import from_lists
 
 __all__ = [
     "ApproxNDCGLoss",
+    "LambdaLoss",
+    "ListMLELoss",
+    "ListNetLoss",
     "NeuralNDCGLoss",
+    "PairwiseHingeLoss",
+    "RankNetLoss",
+    "SoftmaxLoss",
     "approx_ndcg",
     "approx_ndcg_loss",
     "average_precision",
@@ -32,16 +40,22 @@ __all__ = [
     "from_lists",
     "hit_rate",
     "idcg",
+    "lambda_loss",
     "linear_gain",
+    "listmle_loss",
+    "listnet_loss",
     "log2_discount",
     "metrics",
     "mrr",
     "ndcg",
     "neural_ndcg",
     "neural_ndcg_loss",
+    "pairwise_hinge_loss",
     "precision",
     "ranked",
+    "ranknet_loss",
     "recall",
+    "softmax_loss",
 ]
 
 __version__ = "0.1.0"

@@ -14,3 +14,14 @@ def test_losses_benchmark_quick(capsys):
 def test_one_case_in_a_fresh_process():
     result = losses._fresh_process("ApproxNDCG", "streaming", 2, 16, 3)
     assert result["seconds"] > 0 and result["peak_mib"] >= 0
+
+
+def test_standard_losses_table_quick(capsys):
+    from torch_ndcg.bench import ranking_losses
+
+    ranking_losses.table(quick=True)
+    out = capsys.readouterr().out
+    for name in ("ListNet", "ListMLE", "RankNet", "LambdaLoss", "Softmax CE", "Pairwise hinge"):
+        assert name in out
+    assert "allRank not installed" in out or "allRank 1.4.3" in out
+    assert "process peak MiB" in out

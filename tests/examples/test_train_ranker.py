@@ -202,7 +202,7 @@ def test_baseline_losses_ignore_padding():
     scores = torch.tensor([[2.0, 1.0, 0.0, 0.0]])
     relevance = torch.tensor([[1.0, 0.0, 0.0, 0.0]])
     mask = torch.tensor([[True, True, False, False]])
-    for loss in (train_ranker.listnet_loss, train_ranker.pointwise_loss):
+    for loss in (train_ranker.LOSS_FUNCTIONS["listnet"], train_ranker.pointwise_loss):
         padded = loss(scores, relevance, mask, config)
         trimmed = loss(scores[:, :2], relevance[:, :2], mask[:, :2], config)
         garbage = loss(torch.tensor([[2.0, 1.0, 9.0, -9.0]]), torch.tensor([[1.0, 0.0, 4.0, 3.0]]), mask, config)

@@ -155,3 +155,92 @@ def test_bad_input_is_refused_with_a_clear_error(smooth, monkeypatch):
         smooth(scores, relevance, impl="triton")
     with pytest.raises(ValueError, match="reduction"):
         (tn.neural_ndcg_loss if smooth is tn.neural_ndcg else tn.approx_ndcg_loss)(scores, relevance, reduction="max")
+
+
+# --- the standard ranking losses: the same contract, with ``empty`` speaking of the loss -------
+
+STANDARD = [
+    (tn.listnet_loss, {"gain": "exp2"}),
+    (tn.softmax_loss, {}),
+    (tn.listmle_loss, {}),
+    (tn.ranknet_loss, {"impl": "dense", "sigma": 2.0}),
+    (tn.ranknet_loss, {"impl": "streaming"}),
+    (tn.pairwise_hinge_loss, {"impl": "dense"}),
+    (tn.pairwise_hinge_loss, {"impl": "streaming", "margin": 0.5}),
+    (tn.lambda_loss, {"impl": "dense", "k": 3, "gain": "exp2"}),
+    (tn.lambda_loss, {"impl": "streaming", "weighting": "lambdarank"}),
+    (tn.lambda_loss, {"impl": "streaming", "k": 2, "weighting": "ndcg_loss2"}),
+    (tn.lambda_loss, {"impl": "dense", "weighting": "none"}),
+]
+STANDARD_IDS = [f"{loss.__name__}-{'-'.join(map(str, options.values()))}" for loss, options in STANDARD]
+
+
+def _distinct_awkward_batch():
+    """awkward_batch's masks and labels with distinct scores (no rank changes under gradcheck's steps)."""
+    _, relevance, mask = awkward_batch(torch.float64)
+    scores = torch.randperm(mask.numel(), generator=torch.Generator().manual_seed(3)).double().reshape(mask.shape)
+    return scores * 0.137, relevance, mask  # no pair gap at a hinge margin
+
+
+@pytest.mark.parametrize(("loss", "options"), STANDARD, ids=STANDARD_IDS)
+def test_standard_gradcheck_with_masks(loss, options):
+    scores, relevance, mask = _distinct_awkward_batch()
+    x = scores.requires_grad_()
+    assert torch.autograd.gradcheck(lambda s: loss(s, relevance, mask=mask, **options), (x,))
+
+
+@pytest.mark.parametrize(("loss", "options"), STANDARD, ids=STANDARD_IDS)
+def test_standard_masked_items_get_exactly_zero_gradient_and_change_nothing(loss, options):
+    scores, relevance, mask = _distinct_awkward_batch()
+    value, grad = _grad(loss, scores, relevance, mask=mask, **options)
+    assert torch.all(grad[~mask] == 0) and grad[mask].abs().sum() > 0
+    moved = torch.where(mask, scores, torch.full_like(scores, 1e3))
+    relabelled = torch.where(mask, relevance, torch.full_like(relevance, 3.0))
+    torch.testing.assert_close(_grad(loss, moved, relabelled, mask=mask, **options)[0], value, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("loss", "options"), STANDARD, ids=STANDARD_IDS)
+def test_standard_empty_lists_follow_empty(loss, options):
+    """Nothing relevant (IDCG = 0) or a single real item: skipped by default, or as ``empty`` says."""
+    scores = torch.randn(4, 5, dtype=torch.float64)
+    relevance = torch.tensor([[0.0] * 5, [2, 0, 1, 0, 3], [1, 0, 0, 0, 0], [0, 1, 2, 0, 1]], dtype=torch.float64)
+    mask = torch.ones(4, 5, dtype=torch.bool)
+    mask[2, 1:] = False  # one real item
+    per_list = loss(scores, relevance, mask=mask, reduction="none", **options)
+    assert torch.isnan(per_list[[0, 2]]).all() and torch.isfinite(per_list[[1, 3]]).all()
+    value, grad = _grad(loss, scores, relevance, mask=mask, **options)
+    torch.testing.assert_close(value, per_list[[1, 3]].mean(), rtol=0, atol=1e-12)
+    assert torch.all(grad[[0, 2]] == 0)
+    zero = loss(scores, relevance, mask=mask, reduction="none", empty="zero", **options)
+    assert torch.equal(zero[[0, 2]], torch.zeros(2).double()) and torch.equal(zero[[1, 3]], per_list[[1, 3]])
+    kept = loss(scores, relevance, mask=mask, reduction="none", empty="keep", **options)
+    assert torch.isfinite(kept).all() and torch.equal(kept[[1, 3]], per_list[[1, 3]])
+    only_empty, grad = _grad(loss, scores[[0, 2]], relevance[[0, 2]], mask=mask[[0, 2]], **options)
+    assert only_empty == 0 and torch.all(grad == 0)
+    with pytest.raises(ValueError, match="empty='error'"):
+        loss(scores, relevance, mask=mask, empty="error", **options)
+    with pytest.raises(ValueError, match="empty must be one of"):
+        loss(scores, relevance, empty="one", **options)
+
+
+@pytest.mark.parametrize(("loss", "options"), STANDARD, ids=STANDARD_IDS)
+def test_standard_losses_stay_finite_at_extreme_scores_and_labels(loss, options):
+    gen = torch.Generator().manual_seed(5)
+    for dtype in (torch.float32, torch.float64):
+        scores = (torch.randint(0, 2, (3, 8), generator=gen) * 2e4 - 1e4).to(dtype)  # ±1e4
+        scores[:, 0] = 0.5
+        relevance = torch.randint(0, 31, (3, 8), generator=gen).to(dtype)  # exp2 gains up to 2^30 − 1
+        relevance[:, 1] = 30
+        mask = torch.rand(3, 8, generator=gen) > 0.2
+        mask[:, :2] = True
+        value, grad = _grad(loss, scores, relevance, mask=mask, **options)
+        assert torch.isfinite(value) and torch.isfinite(grad).all()
+
+
+@pytest.mark.parametrize("module", ["listwise", "pairwise", "lambdaloss", "modules"])
+def test_standard_loss_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"torch_ndcg.losses.{module}"))
+    assert result.attempted > 0 and result.failed == 0

@@ -13,6 +13,7 @@ import torch_ndcg as tn
     [
         (tn.NeuralNDCGLoss, tn.neural_ndcg_loss, {"k": 3, "temperature": 0.5, "sinkhorn_iters": 5, "gain": "exp2"}),
         (tn.ApproxNDCGLoss, tn.approx_ndcg_loss, {"k": 3, "temperature": 0.5, "reduction": "sum"}),
+        (tn.LambdaLoss, tn.lambda_loss, {"k": 3, "weighting": "lambdarank", "gain": "exp2"}),
     ],
 )
 def test_module_equals_function(module, function, options):
@@ -22,7 +23,7 @@ def test_module_equals_function(module, function, options):
     criterion = module(**options)
     assert isinstance(criterion, torch.nn.Module) and not list(criterion.parameters())
     assert torch.equal(criterion(scores, relevance, mask), function(scores, relevance, mask=mask, **options))
-    assert "k=3" in repr(criterion) and "temperature=0.5" in repr(criterion)
+    assert all(f"{key}={value!r}" in repr(criterion) for key, value in options.items())
 
 
 def test_stochastic_module_draws_from_its_generator():
@@ -38,3 +39,25 @@ def test_unknown_option_fails_at_construction():
         tn.ApproxNDCGLoss(sinkhorn_iters=5)
     with pytest.raises(TypeError):
         tn.NeuralNDCGLoss(temprature=0.5)
+
+
+@pytest.mark.parametrize(
+    ("module", "function", "options"),
+    [
+        (tn.ListNetLoss, tn.listnet_loss, {"gain": "exp2"}),
+        (tn.SoftmaxLoss, tn.softmax_loss, {"reduction": "sum"}),
+        (tn.ListMLELoss, tn.listmle_loss, {"empty": "keep"}),
+        (tn.RankNetLoss, tn.ranknet_loss, {"sigma": 2.0}),
+        (tn.PairwiseHingeLoss, tn.pairwise_hinge_loss, {"margin": 0.5, "impl": "streaming"}),
+    ],
+)
+def test_uncut_module_equals_function(module, function, options):
+    scores = torch.randn(4, 7)
+    relevance = torch.randint(0, 3, (4, 7))
+    mask = torch.rand(4, 7) > 0.2
+    criterion = module(**options)
+    assert torch.equal(criterion(scores, relevance, mask), function(scores, relevance, mask=mask, **options))
+    key, value = next(iter(options.items()))
+    assert f"{key}={value!r}" in repr(criterion) and "k=" not in repr(criterion)
+    with pytest.raises(TypeError):
+        module(k=3)  # these losses have no cutoff

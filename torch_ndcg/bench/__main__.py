@@ -7,7 +7,7 @@ import importlib
 
 TABLES = {
     "eval": "exact metrics against torchmetrics and scikit-learn",
-    "losses": "NeuralNDCG / ApproxNDCG forward+backward time and peak memory",
+    "losses": "NeuralNDCG / ApproxNDCG forward+backward time and peak memory; the standard losses vs allRank",
     "metrics": "stateful metric classes in a validation loop against torchmetrics",
     "gpu": "CUDA: losses (dense, streaming, Triton) and the exact metric",
 }

@@ -20,6 +20,8 @@ import torch
 
 import torch_ndcg as tn
 
+from . import ranking_losses
+
 SINKHORN_ITERS = 50
 DENSE_LIMIT_BYTES = 16 * 2**30
 LOSSES = {"NeuralNDCG": tn.neural_ndcg_loss, "ApproxNDCG": tn.approx_ndcg_loss}
@@ -113,6 +115,7 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
         print(json.dumps(measure(loss, impl, int(batch), int(length), "cpu", int(iters))))
         return
     _table("cpu", quick)
+    ranking_losses.table(quick)
     if torch.cuda.is_available():
         _table("cuda", quick)
 

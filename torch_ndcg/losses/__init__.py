@@ -1,12 +1,30 @@
-"""Differentiable NDCG losses that share the metric's gain, discount, cutoff and exact IDCG.
+"""Differentiable ranking losses on the inputs and definitions of the metrics.
 
 ``neural_ndcg`` / ``approx_ndcg`` are the smooth NDCGs, ``*_loss`` are ``1 − NDCG``, and the
 ``*Loss`` classes are their ``torch.nn.Module`` forms. Each runs dense (``[B, N, N]`` tensors,
 the readable reference) or streaming (O(B·N) memory, identical values and gradients).
+
+The field's standard losses take the same inputs: ``listnet_loss``, ``softmax_loss`` and
+``listmle_loss`` (listwise), ``ranknet_loss`` and ``pairwise_hinge_loss`` (pairwise, streamed
+over blocks of pairs for long lists) and ``lambda_loss`` (LambdaLoss on the metric's NDCG@k).
 """
 
 from .approx import approx_ndcg, approx_ndcg_loss
-from .modules import ApproxNDCGLoss, NeuralNDCGLoss
+from .lambdaloss import lambda_loss
+from .listwise import listmle_loss, listnet_loss, softmax_loss
+from .modules import (
+    ApproxNDCGLoss,
+    LambdaLoss,
+    ListMLELoss,
+    ListNetLoss,
+    NeuralNDCGLoss,
+    PairwiseHingeLoss,
+    RankNetLoss,
+    SoftmaxLoss,
+)
 from .neural import neural_ndcg, neural_ndcg_loss
+from .pairwise import pairwise_hinge_loss, ranknet_loss
 
 __all__ = ["ApproxNDCGLoss", "NeuralNDCGLoss", "approx_ndcg", "approx_ndcg_loss", "neural_ndcg", "neural_ndcg_loss"]
+__all__ += ["LambdaLoss", "ListMLELoss", "ListNetLoss", "PairwiseHingeLoss", "RankNetLoss", "SoftmaxLoss"]
+__all__ += ["lambda_loss", "listmle_loss", "listnet_loss", "pairwise_hinge_loss", "ranknet_loss", "softmax_loss"]

@@ -36,7 +36,7 @@ class LossLists:
     scores: Tensor  # compute dtype, differentiable, 0 at masked items
     valid: Tensor  # bool, True for real items
     gains: Tensor  # 0 at masked items
-    idcg: Tensor  # [B], the exact IDCG@k of the metric code
+    idcg: Tensor | None  # [B], the exact IDCG@k of the metric code (None: not asked for)
     cutoff: int | None
     batch_shape: torch.Size
 
@@ -72,21 +72,24 @@ def prepare(
     gain: d.Gain,
     discount: d.Discount,
     validate: bool,
+    *,
+    ideal: bool = True,
 ) -> LossLists:
-    """Check inputs exactly as the metrics do and compute the exact IDCG@k."""
+    """Check inputs exactly as the metrics do and compute the exact IDCG@k (skipped, a sort
+    per list, with ``ideal=False`` for losses that only ask whether anything is relevant)."""
     cutoff = single_cutoff(k)
     lists = prepare_dense(scores, relevance, mask, gain, validate)
-    idcg = ideal_dcg(lists, (cutoff,), discount)[..., 0]
+    idcg = ideal_dcg(lists, (cutoff,), discount)[..., 0].reshape(-1) if ideal else None
     n = lists.length
     valid = torch.ones(lists.scores.shape, dtype=torch.bool, device=lists.scores.device) if mask is None else mask
-    # where(), not the -inf scores of prepare_lists: padding must be finite for the pairwise
+    # where(), not the -inf scores of dense.prepare: padding must be finite for the pairwise
     # terms and must receive exactly zero gradient.
     real = torch.where(valid, lists.scores.to(lists.dtype), torch.zeros((), dtype=lists.dtype, device=valid.device))
     return LossLists(
         scores=real.reshape(-1, n),
         valid=valid.reshape(-1, n),
         gains=lists.gains.reshape(-1, n),
-        idcg=idcg.reshape(-1),
+        idcg=idcg,
         cutoff=cutoff,
         batch_shape=lists.scores.shape[:-1],
     )
@@ -147,3 +150,37 @@ def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
 def as_loss(per_list: Tensor, reduction: str) -> Tensor:
     """``1 − NDCG`` per list, reduced like the metric (skipped lists, NaN, stay out of the mean)."""
     return reduce(1.0 - per_list, reduction)
+
+
+# The standard ranking losses (ListNet, ListMLE, pairwise, LambdaLoss) are not 1 − NDCG, so
+# ``empty`` speaks of the loss: "zero" counts an empty list as loss 0, "keep" evaluates the
+# formula on it anyway (what allRank does), "skip" and "error" as for the NDCG losses.
+LOSS_EMPTY = ("skip", "zero", "keep", "error")
+PAIR_IMPLS = ("auto", "dense", "streaming")
+
+
+def check_loss_options(empty: str, reduction: str) -> None:
+    check_option("empty", empty, LOSS_EMPTY)
+    check_option("reduction", reduction, REDUCTIONS)
+
+
+def nothing_to_rank(lists: LossLists) -> Tensor:
+    """``[B]`` lists a ranking loss calls empty: nothing relevant (IDCG = 0: no real item with a
+    positive gain) or fewer than 2 real items."""
+    relevant = (lists.gains > 0).any(-1) if lists.idcg is None else lists.idcg > 0
+    return ~relevant | (lists.valid.sum(-1) < 2)
+
+
+def finish_loss(values: Tensor, is_empty: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
+    """Per-list losses ``[B]`` → ``empty`` applied, then reduced like the metric (NaN = skipped)."""
+    if empty == "error":
+        if bool(is_empty.any()):
+            raise ValueError(
+                "a list has nothing to rank (no relevant item, or fewer than two real items) and "
+                "empty='error'; choose empty='skip', 'zero' or 'keep'"
+            )
+    elif empty != "keep":
+        fill = float("nan") if empty == "skip" else 0.0
+        values = torch.where(is_empty, torch.full_like(values, fill), values)
+    return reduce(values.reshape(lists.batch_shape), reduction)
+

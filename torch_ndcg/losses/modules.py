@@ -10,7 +10,10 @@ from torch import Tensor
 
 from .. import definitions as d
 from .approx import approx_ndcg_loss
+from .lambdaloss import lambda_loss
+from .listwise import listmle_loss, listnet_loss, softmax_loss
 from .neural import neural_ndcg_loss
+from .pairwise import pairwise_hinge_loss, ranknet_loss
 
 
 class _RankingLoss(torch.nn.Module):
@@ -29,6 +32,21 @@ class _RankingLoss(torch.nn.Module):
     def extra_repr(self) -> str:
         shown = {"k": self.k, **{key: value for key, value in self.options.items() if key != "generator"}}
         return ", ".join(f"{key}={value!r}" for key, value in shown.items())
+
+
+class _UncutLoss(_RankingLoss):
+    """A loss with no cutoff: the same module without ``k``."""
+
+    def __init__(self, **options: Any) -> None:
+        torch.nn.Module.__init__(self)
+        self.options = options
+        inspect.signature(type(self)._loss).bind(None, None, **options)
+
+    def forward(self, scores: Tensor, relevance: Tensor, mask: Tensor | None = None) -> Tensor:
+        return type(self)._loss(scores, relevance, mask=mask, **self.options)
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{key}={value!r}" for key, value in self.options.items() if key != "generator")
 
 
 class NeuralNDCGLoss(_RankingLoss):
@@ -55,3 +73,81 @@ class ApproxNDCGLoss(_RankingLoss):
     """
 
     _loss = staticmethod(approx_ndcg_loss)
+
+
+class LambdaLoss(_RankingLoss):
+    """:func:`torch_ndcg.lambda_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.LambdaLoss(k=5, weighting="ndcg_loss2pp")
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 3, (4, 10))).shape
+        torch.Size([])
+    """
+
+    _loss = staticmethod(lambda_loss)
+
+
+class ListNetLoss(_UncutLoss):
+    """:func:`torch_ndcg.listnet_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.ListNetLoss()
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 3, (4, 10))).shape
+        torch.Size([])
+    """
+
+    _loss = staticmethod(listnet_loss)
+
+
+class SoftmaxLoss(_UncutLoss):
+    """:func:`torch_ndcg.softmax_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.SoftmaxLoss()
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 3, (4, 10))).shape
+        torch.Size([])
+    """
+
+    _loss = staticmethod(softmax_loss)
+
+
+class ListMLELoss(_UncutLoss):
+    """:func:`torch_ndcg.listmle_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.ListMLELoss(generator=torch.Generator().manual_seed(0))
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 3, (4, 10))).shape
+        torch.Size([])
+    """
+
+    _loss = staticmethod(listmle_loss)
+
+
+class RankNetLoss(_UncutLoss):
+    """:func:`torch_ndcg.ranknet_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.RankNetLoss(sigma=2.0)
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 3, (4, 10))).shape
+        torch.Size([])
+    """
+
+    _loss = staticmethod(ranknet_loss)
+
+
+class PairwiseHingeLoss(_UncutLoss):
+    """:func:`torch_ndcg.pairwise_hinge_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.PairwiseHingeLoss(margin=0.5)
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 3, (4, 10))).shape
+        torch.Size([])
+    """
+
+    _loss = staticmethod(pairwise_hinge_loss)

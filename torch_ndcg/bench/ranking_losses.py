@@ -1,0 +1,165 @@
+"""Standard-losses table: forward+backward time of ListNet, ListMLE, RankNet, LambdaLoss (and the
+losses allRank lacks) against allRank 1.4.3 side by side, and the pairwise losses' peak memory
+on long lists. Part of ``python -m torch_ndcg.bench losses``.
+
+allRank is an optional benchmark dependency (not installed with torch_ndcg): when
+``allrank.models.losses`` imports, its losses are timed in the same run on the same inputs,
+otherwise the column says "not installed". Inputs follow allRank's conventions (label −1 =
+padding, exp2 gains for LambdaLoss) so both sides compute the same numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+import torch_ndcg as tn
+
+PADDING = -1.0
+SIZES = [(64, 100), (32, 512)]
+MEMORY_SIZE = (4, 4096)
+REPEATS = 3
+
+
+def ours() -> dict[str, Callable[..., torch.Tensor]]:
+    """Each loss with allRank's conventions: label −1 → mask, allRank's reduction and gain."""
+
+    def masked(loss: Callable[..., torch.Tensor], **options: Any) -> Callable[..., torch.Tensor]:
+        return lambda s, y: loss(s, y.clamp(min=0), mask=y != PADDING, **options)
+
+    return {
+        "ListNet": masked(tn.listnet_loss, empty="keep"),
+        "ListMLE": masked(tn.listmle_loss, empty="keep"),
+        "RankNet": masked(tn.ranknet_loss),
+        "LambdaLoss": masked(tn.lambda_loss, gain="exp2", weighting="ndcg_loss2pp", empty="keep", reduction="sum"),
+        "Softmax CE": masked(tn.softmax_loss),
+        "Pairwise hinge": masked(tn.pairwise_hinge_loss),
+    }
+
+
+def allrank() -> dict[str, Callable[..., torch.Tensor]] | None:
+    try:
+        from allrank.models import losses
+    except ImportError:
+        return None
+    return {
+        "ListNet": losses.listNet,
+        "ListMLE": losses.listMLE,
+        "RankNet": losses.rankNet,
+        "LambdaLoss": lambda s, y: losses.lambdaLoss(s, y, weighing_scheme="ndcgLoss2PP_scheme"),
+    }
+
+
+def inputs(batch: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """float32 scores and labels 0–4, the second half of the lists padded over their last quarter."""
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(batch, length, generator=gen)
+    labels = torch.randint(0, 5, (batch, length), generator=gen).float()
+    labels[batch // 2 :, length - length // 4 :] = PADDING
+    return scores, labels
+
+
+def seconds(loss: Callable[..., torch.Tensor], batch: int, length: int) -> float:
+    """Median forward+backward seconds over ``REPEATS`` runs after one warm-up run."""
+    scores, labels = inputs(batch, length)
+    scores.requires_grad_()
+    times = []
+    for _ in range(REPEATS + 1):
+        scores.grad = None
+        start = time.perf_counter()
+        loss(scores, labels).backward()
+        times.append(time.perf_counter() - start)
+    return sorted(times[1:])[REPEATS // 2]
+
+
+def _peak_mib() -> float:
+    """This process's peak resident memory. Linux: ``VmHWM``, which starts afresh at ``exec``;
+    ``ru_maxrss`` would also carry the peak of the parent that spawned the process."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def peak_memory(loss: str, batch: int, length: int) -> dict[str, float]:
+    """Forward+backward seconds, peak-memory growth (MiB) over the baseline after set-up, and
+    the whole process's peak (torch included), an upper bound that allocator reuse cannot hide."""
+    scores, labels = inputs(batch, length)
+    scores.requires_grad_()
+    base = _peak_mib()
+    start = time.perf_counter()
+    ours()[loss](scores, labels).backward()
+    elapsed = time.perf_counter() - start
+    peak = _peak_mib()
+    return {"seconds": elapsed, "peak_mib": peak - base, "process_mib": peak}
+
+
+def _fresh_process(loss: str, batch: int, length: int) -> dict[str, float]:
+    command = [sys.executable, "-m", "torch_ndcg.bench.ranking_losses", "--memory", loss, str(batch), str(length)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=os.environ.copy())
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def table(quick: bool = False) -> None:
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        theirs = allrank()
+        sizes = [(4, 16), (2, 32)] if quick else SIZES
+        version = "not installed" if theirs is None else _allrank_version()
+        print(f"\nstandard losses on cpu (1 thread): forward+backward seconds, median of {REPEATS} after a warm-up;")
+        print(f"allRank {version}; allRank's conventions on both sides (label -1 = padding, exp2 gain and")
+        print("reduction='sum' for LambdaLoss NDCG-Loss2++, k=None; RankNet/ListNet/ListMLE reduce by mean)")
+        print(f"{'loss':<15} {'B':>3} {'N':>5}  {'torch_ndcg s':>12} {'allRank s':>13} {'speed-up':>9}")
+        for name, loss in ours().items():
+            for batch, length in sizes:
+                mine = seconds(loss, batch, length)
+                if theirs is None or name not in theirs:
+                    other, ratio = ("not installed" if theirs is None else "no such loss"), ""
+                else:
+                    t = seconds(theirs[name], batch, length)
+                    other, ratio = f"{t:.4f}", f"{t / mine:8.1f}x"
+                print(f"{name:<15} {batch:>3} {length:>5}  {mine:12.4f} {other:>13} {ratio:>9}")
+        batch, length = (2, 64) if quick else MEMORY_SIZE
+        print(f"\npairwise losses on long lists (B={batch}, N={length}, streaming over [B, block, N] slabs):")
+        print("peak memory = peak RSS (VmHWM) growth over the baseline after set-up, " + ("in process" if quick else "in a fresh process per loss") + "; one forward+backward")
+        print(f"{'loss':<15} {'seconds':>8} {'growth MiB':>10} {'process peak MiB':>16}")
+        for name in ("RankNet", "Pairwise hinge", "LambdaLoss"):
+            got = peak_memory(name, batch, length) if quick else _fresh_process(name, batch, length)
+            print(f"{name:<15} {got['seconds']:8.2f} {got['peak_mib']:10.1f} {got['process_mib']:16.1f}")
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _allrank_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("allrank")
+    except PackageNotFoundError:
+        return "(version unknown)"
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench.ranking_losses")
+    parser.add_argument("--memory", nargs=3, metavar=("LOSS", "B", "N"))
+    args = parser.parse_args()
+    if args.memory:
+        torch.set_num_threads(1)
+        loss, batch, length = args.memory
+        print(json.dumps(peak_memory(loss, int(batch), int(length))))
+    else:
+        table()

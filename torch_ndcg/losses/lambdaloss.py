@@ -1,0 +1,135 @@
+r"""LambdaLoss (Wang, Li, Golbandi, Bendersky & Najork, CIKM 2018) on the metric's own NDCG.
+
+The pair weights use this library's gain, discount, cutoff and exact IDCG@k, so the NDCG whose
+bound is optimised is the NDCG :func:`torch_ndcg.ndcg` reports. The ranks in the weights are the
+current ranks by score (ties by index), constants of the backward as in the paper.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from .. import definitions as d
+from ..validation import check_option, check_positive
+from . import common
+from .pairwise import PairTerms, pair_counts, pair_keys, pair_sum, preferred
+
+WEIGHTINGS = ("ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none")
+
+
+def score_order(scores: Tensor, valid: Tensor) -> Tensor:
+    """``[B, N]`` indices by decreasing score, ties by index, padding last: position p holds rank p + 1."""
+    key = torch.where(valid, scores.detach(), torch.full_like(scores, -torch.inf))
+    return key.sort(dim=-1, descending=True, stable=True).indices
+
+
+def rank_weights(weighting: str, mu: float, at_rank: Tensor, rows: slice, cols: slice) -> Tensor:
+    """``[1, rows, cols]`` discount part of the weights for ranks ``i`` (rows) and ``j`` (cols).
+
+    It depends on the ranks only, not on the list, so it is built once per block for the batch.
+    """
+    i = torch.arange(rows.start, rows.stop, device=at_rank.device)[:, None]
+    j = torch.arange(cols.start, cols.stop, device=at_rank.device)[None, :]
+    w = torch.zeros((), dtype=at_rank.dtype, device=at_rank.device)
+    if weighting != "lambdarank":
+        gap = (i - j).abs()  # δ_ij = |D(|i − j|) − D(|i − j| + 1)|, 0 on the diagonal
+        w = torch.where(gap > 0, (at_rank[(gap - 1).clamp(min=0)] - at_rank[gap]).abs(), 0.0)
+        w = w * mu if weighting == "ndcg_loss2pp" else w
+    if weighting != "ndcg_loss2":
+        w = w + (at_rank[i] - at_rank[j]).abs()
+    return w[None]
+
+
+def lambda_loss(
+    scores: Tensor,
+    relevance: Tensor,
+    k: d.Cutoff = None,
+    *,
+    mask: Tensor | None = None,
+    gain: d.Gain = "linear",
+    discount: d.Discount = "log2",
+    weighting: str = "ndcg_loss2pp",
+    sigma: float = 1.0,
+    mu: float = 10.0,
+    empty: str = "skip",
+    reduction: str = "mean",
+    impl: str = "auto",
+    validate: bool = True,
+) -> Tensor:
+    r"""LambdaLoss (Wang et al., "The LambdaLoss Framework for Ranking Metric Optimization", CIKM 2018).
+
+    Per list, over the pairs :math:`rel_i > rel_j` of real items whose current ranks
+    :math:`r_i, r_j` (by score) are both :math:`\le k`:
+
+    .. math:: L = -\sum_{i,j} w_{ij} \log_2 \sigma\big(\sigma_s (s_i - s_j)\big),
+              \qquad G_i = \frac{\mathrm{gain}(rel_i)}{\mathrm{IDCG@k}},\quad D(r) = \mathrm{discount}(r)
+
+    with the weighting schemes of the paper (``|·|`` absolute values):
+
+    * ``"lambdarank"``: :math:`w_{ij} = |G_i - G_j|\,|D(r_i) - D(r_j)|`
+    * ``"ndcg_loss2"``: :math:`w_{ij} = |G_i - G_j|\,\delta_{ij}`,
+      :math:`\delta_{ij} = |D(|r_i - r_j|) - D(|r_i - r_j| + 1)|`
+    * ``"ndcg_loss2pp"`` (NDCG-Loss2++, the paper's best): :math:`\mu\,w^{\rm Loss2} + w^{\rm LambdaRank}`
+    * ``"none"``: :math:`w_{ij} = 1` (RankNet's loss in bits, summed).
+
+    ``D`` is ``discount`` (``1/log2(1 + r)`` by default) and IDCG@k is the metric's exact one.
+    With ``gain="exp2"`` and ``reduction="sum"`` this is allRank's ``lambdaLoss`` (``k``,
+    ``sigma``, ``mu`` alike), except that allRank clamps the sigmoid at 1e-10 (its gradient
+    vanishes beyond a score gap of ~23/σ; here it does not).
+
+    Args:
+        scores, relevance, k, mask, gain, discount, validate: as in :func:`torch_ndcg.ndcg`
+            (``k`` is one cutoff or ``None``).
+        weighting: one of ``"ndcg_loss2pp"``, ``"ndcg_loss2"``, ``"lambdarank"``, ``"none"``.
+        sigma: σ_s > 0, the slope of the logistic.
+        mu: μ ≥ 0, the weight of NDCG-Loss2 in NDCG-Loss2++.
+        empty: a list with nothing relevant (IDCG = 0), fewer than two real items or no pair of
+            different labels: ``"skip"`` (default), ``"zero"``, ``"keep"`` (its sum, 0) or ``"error"``.
+        reduction: over lists: ``"mean"`` (default), ``"sum"`` (allRank's) or ``"none"``.
+        impl: as in :func:`torch_ndcg.ranknet_loss`.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> scores = torch.tensor([[0.0, 2.0, 1.0]], requires_grad=True)
+        >>> loss = tn.lambda_loss(scores, torch.tensor([[2, 0, 1]]), k=3)
+        >>> round(loss.item(), 4)
+        9.8962
+        >>> loss.backward(); bool(scores.grad[0, 0] < 0 < scores.grad[0, 1])
+        True
+    """
+    common.check_loss_options(empty, reduction)
+    check_option("weighting", weighting, WEIGHTINGS)
+    check_option("impl", impl, common.PAIR_IMPLS)
+    check_positive("sigma", sigma)
+    if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not mu >= 0:
+        raise ValueError(f"mu must be a number ≥ 0, got {mu!r}")
+    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
+    # In score order the ranks are positions: the discount part of every weight is one
+    # [block, depth] matrix for the whole batch, and a cutoff keeps only the first k columns.
+    order = score_order(lists.scores, lists.valid)
+    depth = lists.length if lists.cutoff is None else min(lists.cutoff, lists.length)
+    top = order[:, :depth]
+    valid = lists.valid.gather(-1, top)
+    gains = lists.gains.gather(-1, top)
+    high, low = pair_keys(gains, valid)
+    if weighting != "none":
+        # |G_i − G_j| over the preferred pairs is relu(G_i − G_j), with padding never below.
+        idcg = torch.where(lists.idcg == 0, torch.ones_like(lists.idcg), lists.idcg)[:, None]
+        high, low = gains.masked_fill(~valid, 0.0) / idcg, gains.masked_fill(~valid, torch.inf) / idcg
+        at_rank = d.discounts(depth + 1, discount, lists.scores.dtype, lists.scores.device)  # D(1) … D(depth + 1)
+
+    def weight(rows: slice, cols: slice) -> Tensor:
+        if weighting == "none":
+            return preferred(high, low, rows, cols).to(lists.scores.dtype)
+        gain_gap = (high[:, rows, None] - low[:, None, cols]).clamp(min=0)
+        return gain_gap * rank_weights(weighting, float(mu), at_rank, rows, cols)
+
+    # σ scales the N scores once, and the change to bits the B sums, not every pair.
+    nats = pair_sum(lists.scores.gather(-1, top) * float(sigma), PairTerms(weight, F.softplus, torch.sigmoid), impl)
+    values = nats / math.log(2)
+    is_empty = common.nothing_to_rank(lists) | (pair_counts(lists) == 0)
+    return common.finish_loss(values, is_empty, lists, empty, reduction)

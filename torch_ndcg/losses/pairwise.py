@@ -1,0 +1,221 @@
+r"""Pairwise losses: RankNet / pairwise logistic and pairwise hinge, and the pair machinery that
+LambdaLoss shares.
+
+Every pairwise loss here is :math:`\sum_{i,j} w_{ij}\,\phi(s_j - s_i)` per list (``i`` the
+preferred item), with weights ``w`` built block by block from per-item vectors (labels, ranks,
+gains) and ``φ`` elementwise.
+The dense form builds the ``[B, N, N]`` matrices under autograd; :class:`StreamingPairSum`
+holds one ``[B, block, N]`` slab at a time and recomputes it in its backward, so memory is
+O(B·N) plus one slab whatever N is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+from torch.autograd.function import once_differentiable
+
+from ..validation import check_option, check_positive
+from . import common
+
+# Elements per [B, block, N] slab of the streaming path: 2^22 float64 elements are 32 MiB, and a
+# block holds a handful of such temporaries (B = 4, N = 4096: 256 rows per block).
+SLAB_ELEMENTS = 2**22
+
+
+@dataclass(frozen=True)
+class PairTerms:
+    """``weight(rows, cols)`` → ``[B, rows, cols]`` pair weights (0 for non-pairs); ``phi`` and
+    its derivative ``slope`` act on ``s_j − s_i``, how far the lesser item j is scored above i.
+    ``triangular``: items are sorted so that a preferred item always comes first, and a block of
+    rows needs only the columns from its first row on (half the pairs)."""
+
+    weight: Callable[[slice, slice], Tensor]
+    phi: Callable[[Tensor], Tensor]
+    slope: Callable[[Tensor], Tensor]
+    triangular: bool = False
+
+
+def _differences(scores: Tensor, rows: slice, cols: slice) -> Tensor:
+    return scores[:, None, cols] - scores[:, rows, None]
+
+
+def _columns(terms: PairTerms, rows: slice, length: int) -> slice:
+    return slice(rows.start if terms.triangular else 0, length)
+
+
+# A triangular sum in this many blocks of rows skips ~7/16 of the pairs; each block costs only a
+# dozen operator calls, so this pays from lists of about 64 items on.
+TRIANGULAR_BLOCKS = 8
+
+
+def row_blocks(batch: int, length: int, triangular: bool = False) -> list[slice]:
+    rows = max(1, min(length, SLAB_ELEMENTS // max(1, batch * length)))
+    if triangular and length >= 8 * TRIANGULAR_BLOCKS:
+        rows = min(rows, -(-length // TRIANGULAR_BLOCKS))
+    return [slice(start, min(start + rows, length)) for start in range(0, length, rows)]
+
+
+def dense_pair_sum(scores: Tensor, terms: PairTerms) -> Tensor:
+    """``[B]`` per-list sums from the full ``[B, N, N]`` matrices, differentiated by autograd."""
+    every = slice(0, scores.shape[-1])
+    return (terms.weight(every, every) * terms.phi(_differences(scores, every, every))).sum((-2, -1))
+
+
+class StreamingPairSum(torch.autograd.Function):
+    """The same sums one ``[B, block, N]`` slab at a time; the backward recomputes each slab."""
+
+    @staticmethod
+    def forward(ctx, scores: Tensor, terms: PairTerms) -> Tensor:
+        ctx.save_for_backward(scores)
+        ctx.terms = terms
+        total = scores.new_zeros(scores.shape[0])
+        for rows in row_blocks(*scores.shape, terms.triangular):
+            cols = _columns(terms, rows, scores.shape[-1])
+            total += terms.phi(_differences(scores, rows, cols)).mul_(terms.weight(rows, cols)).sum((-2, -1))
+        return total
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad: Tensor):
+        (scores,) = ctx.saved_tensors
+        terms = ctx.terms
+        grad_scores = torch.zeros_like(scores)
+        for rows in row_blocks(*scores.shape, terms.triangular):
+            cols = _columns(terms, rows, scores.shape[-1])
+            slab = terms.slope(_differences(scores, rows, cols)).mul_(terms.weight(rows, cols))
+            grad_scores[:, rows] -= slab.sum(-1)  # ∂(s_j − s_i)/∂s_i = −1
+            grad_scores[:, cols] += slab.sum(-2)  # ∂(s_j − s_i)/∂s_j = 1
+        return grad_scores * grad[:, None], None
+
+
+def pair_sum(scores: Tensor, terms: PairTerms, impl: str) -> Tensor:
+    """``"auto"``: dense while the ``[B, N, N]`` matrices are small, streaming beyond."""
+    if impl == "auto":
+        impl = "dense" if scores.shape[0] * scores.shape[-1] ** 2 <= common.AUTO_DENSE_MAX_PAIRS else "streaming"
+    return dense_pair_sum(scores, terms) if impl == "dense" else StreamingPairSum.apply(scores, terms)
+
+
+def pair_keys(gains: Tensor, valid: Tensor) -> tuple[Tensor, Tensor]:
+    """Gains as a preferred item (padding −inf) and as a lesser one (padding +inf): one comparison
+    ``high_i > low_j`` then selects exactly the real pairs with ``gain_i > gain_j``."""
+    return gains.masked_fill(~valid, -torch.inf), gains.masked_fill(~valid, torch.inf)
+
+
+def preferred(high: Tensor, low: Tensor, rows: slice, cols: slice) -> Tensor:
+    """``[B, rows, cols]``: item i (a row) has a larger gain than item j, both real."""
+    return high[:, rows, None] > low[:, None, cols]
+
+
+def pair_counts(lists: common.LossLists) -> Tensor:
+    """``[B]`` number of real pairs with different gains, in O(N log N) (no N × N matrix)."""
+    key = torch.where(lists.valid, lists.gains, torch.full_like(lists.gains, torch.inf))
+    below = torch.searchsorted(key.sort(dim=-1).values.contiguous(), lists.gains.contiguous())  # real items with a smaller gain
+    return torch.where(lists.valid, below, torch.zeros_like(below)).sum(-1)
+
+
+def _mean_over_pairs(
+    scores: Tensor,
+    relevance: Tensor,
+    mask: Tensor | None,
+    scale: float,
+    phi: Callable[[Tensor], Tensor],
+    slope: Callable[[Tensor], Tensor],
+    empty: str,
+    reduction: str,
+    impl: str,
+    validate: bool,
+) -> Tensor:
+    common.check_loss_options(empty, reduction)
+    check_option("impl", impl, common.PAIR_IMPLS)
+    lists = common.prepare(scores, relevance, None, mask, "linear", "log2", validate, ideal=False)
+    counts = pair_counts(lists)
+    per_pair = 1 / counts.clamp(min=1).to(lists.scores.dtype)[:, None, None]
+    # By decreasing gain, padding last, a preferred item always precedes the other.
+    high, low = pair_keys(lists.gains, lists.valid)
+    order = high.sort(dim=-1, descending=True).indices
+    high, low = high.gather(-1, order), low.gather(-1, order)
+    terms = PairTerms(lambda rows, cols: preferred(high, low, rows, cols) * per_pair, phi, slope, triangular=True)
+    # The scale (RankNet's σ) multiplies the N scores once rather than every pair's difference.
+    values = pair_sum(lists.scores.gather(-1, order) * scale, terms, impl)
+    return common.finish_loss(values, common.nothing_to_rank(lists) | (counts == 0), lists, empty, reduction)
+
+
+def ranknet_loss(
+    scores: Tensor,
+    relevance: Tensor,
+    *,
+    mask: Tensor | None = None,
+    sigma: float = 1.0,
+    empty: str = "skip",
+    reduction: str = "mean",
+    impl: str = "auto",
+    validate: bool = True,
+) -> Tensor:
+    r"""RankNet / pairwise logistic loss (Burges et al., "Learning to Rank using Gradient
+    Descent", ICML 2005), averaged over the pairs of each list with different labels.
+
+    .. math:: L = \frac{1}{|P|} \sum_{(i,j) \in P} \log\!\big(1 + e^{-\sigma (s_i - s_j)}\big),
+              \qquad P = \{(i, j) : rel_i > rel_j,\ i, j \text{ real}\}
+
+    allRank's ``rankNet`` (σ = 1) averages over all pairs of the whole batch instead, so lists
+    with more pairs weigh more there; a batch of one list is the same number.
+
+    Args:
+        scores, relevance, mask, validate: as in :func:`torch_ndcg.ndcg`.
+        sigma: σ > 0, the slope of the logistic.
+        empty: a list without a pair of different labels (nothing relevant, or fewer than two
+            real items): ``"skip"`` (default), ``"zero"``, ``"keep"`` (0, counted) or ``"error"``.
+        reduction: over lists: ``"mean"``, ``"sum"`` or ``"none"``.
+        impl: ``"dense"`` (``[B, N, N]`` under autograd), ``"streaming"`` (one ``[B, block, N]``
+            slab at a time, recomputed in the backward) or ``"auto"`` (dense for small inputs).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> round(tn.ranknet_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[2, 0, 1]])).item(), 4)
+        0.2512
+    """
+    check_positive("sigma", sigma)
+    sigma = float(sigma)
+    return _mean_over_pairs(scores, relevance, mask, sigma, F.softplus, torch.sigmoid, empty, reduction, impl, validate)
+
+
+def pairwise_hinge_loss(
+    scores: Tensor,
+    relevance: Tensor,
+    *,
+    mask: Tensor | None = None,
+    margin: float = 1.0,
+    empty: str = "skip",
+    reduction: str = "mean",
+    impl: str = "auto",
+    validate: bool = True,
+) -> Tensor:
+    r"""Pairwise hinge loss (Herbrich, Graepel & Obermayer 2000; RankSVM; rax's
+    ``pairwise_hinge_loss``), averaged over the pairs of each list with different labels.
+
+    .. math:: L = \frac{1}{|P|} \sum_{(i,j) \in P} \max\!\big(0,\ m - (s_i - s_j)\big),
+              \qquad P = \{(i, j) : rel_i > rel_j,\ i, j \text{ real}\}
+
+    Args:
+        scores, relevance, mask, validate: as in :func:`torch_ndcg.ndcg`.
+        margin: m > 0.
+        empty, reduction, impl: as in :func:`ranknet_loss`.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> round(tn.pairwise_hinge_loss(torch.tensor([[2.0, 0.5, 1.0]]), torch.tensor([[2, 0, 1]])).item(), 4)
+        0.1667
+    """
+    check_positive("margin", margin)
+    margin = float(margin)
+    return _mean_over_pairs(
+        scores, relevance, mask, 1.0,
+        lambda x: (x + margin).clamp_(min=0),
+        lambda x: (x > -margin).to(x.dtype),
+        empty, reduction, impl, validate,
+    )  # fmt: skip
