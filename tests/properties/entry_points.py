@@ -155,16 +155,36 @@ def from_lists(data: st.DataObject) -> Case:
     return Case(call, ("predict_lists", "ground_truths", "ids", "relevances"), has_validate=False)
 
 
-LOSSES = {
-    "neural_ndcg_loss": tn.neural_ndcg_loss,
-    "approx_ndcg_loss": tn.approx_ndcg_loss,
-    "neural_ndcg": tn.neural_ndcg,
-    "approx_ndcg": tn.approx_ndcg,
+_SHARED_LOSS_OPTIONS = {
+    "empty": st.sampled_from(["skip", "zero", "one", "keep", "nan"]),
+    "reduction": st.sampled_from(["mean", "sum", "none", "avg"]),
 }
-LOSS_OPTIONS = ("k", "mask", "gain", "discount", "empty", "reduction", "temperature", "impl", "validate")
+_GAIN = {"gain": st.sampled_from(["linear", "exp2", "cubic"])}
+_NDCG = {**_GAIN, "discount": st.sampled_from(["log2", "ln"])}
+_IMPL = {"impl": st.sampled_from(["auto", "dense", "streaming", "gpu"])}
+_POSITIVE = st.sampled_from([1.0, 0.1, 0.0, -1.0, float("nan"), "1"])
+
+# name: (function, module class or None, whether it takes k, its own option strategies)
+LOSSES = {
+    "neural_ndcg_loss": (tn.neural_ndcg_loss, tn.NeuralNDCGLoss, True, {**_NDCG, **_IMPL, "temperature": _POSITIVE}),
+    "approx_ndcg_loss": (tn.approx_ndcg_loss, tn.ApproxNDCGLoss, True, {**_NDCG, **_IMPL, "temperature": _POSITIVE}),
+    "neural_ndcg": (tn.neural_ndcg, None, True, {**_NDCG, "temperature": _POSITIVE}),
+    "approx_ndcg": (tn.approx_ndcg, None, True, {**_NDCG, "temperature": _POSITIVE}),
+    "lambda_loss": (tn.lambda_loss, tn.LambdaLoss, True, {
+        **_NDCG, **_IMPL, "sigma": _POSITIVE, "mu": _POSITIVE,
+        "weighting": st.sampled_from(["ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none", "ndcg3"]),
+    }),
+    "listnet_loss": (tn.listnet_loss, tn.ListNetLoss, False, dict(_GAIN)),
+    "softmax_loss": (tn.softmax_loss, tn.SoftmaxLoss, False, dict(_GAIN)),
+    "listmle_loss": (tn.listmle_loss, tn.ListMLELoss, False, {}),
+    "ranknet_loss": (tn.ranknet_loss, tn.RankNetLoss, False, {**_IMPL, "sigma": _POSITIVE}),
+    "pairwise_hinge_loss": (tn.pairwise_hinge_loss, tn.PairwiseHingeLoss, False, {**_IMPL, "margin": _POSITIVE}),
+}
 
 
 def loss(name: str) -> Callable[[st.DataObject], Case]:
+    fn, module, takes_k, own = LOSSES[name]
+
     def recipe(data: st.DataObject) -> Case:
         draw = data.draw
         shape = draw(list_shapes())
@@ -172,24 +192,18 @@ def loss(name: str) -> Callable[[st.DataObject], Case]:
         if scores.is_floating_point():
             scores = scores.detach().requires_grad_(True)
         relevance = draw(values(shape, hostile=draw(st.booleans()), low=0.0))
-        mask, k = draw(masks(shape)), draw(st.sampled_from([None, 1, 3, 0, (1, 2), "2"]))
-        options = dict(
-            gain=draw(st.sampled_from(["linear", "exp2", "cubic"])),
-            empty=draw(st.sampled_from(["skip", "zero", "one", "nan"])),
-            reduction=draw(st.sampled_from(["mean", "sum", "none", "avg"])),
-            temperature=draw(st.sampled_from([1.0, 0.1, 0.0, -1.0, float("nan"), "1"])),
-            impl=draw(st.sampled_from(["auto", "dense", "streaming", "gpu"])),
-        )
-        as_module = name.endswith("_loss") and draw(st.booleans())
+        mask = draw(masks(shape))
+        k = (draw(st.sampled_from([None, 1, 3, 0, (1, 2), "2"])),) if takes_k else ()
+        options = {option: draw(strategy) for option, strategy in {**_SHARED_LOSS_OPTIONS, **own}.items()}
+        as_module = module is not None and draw(st.booleans())
 
         def call(validate: bool) -> object:
             if as_module:
-                module = {"neural_ndcg_loss": tn.NeuralNDCGLoss, "approx_ndcg_loss": tn.ApproxNDCGLoss}[name]
-                return module(k=k, validate=validate, **options)(scores, relevance, mask)
-            return LOSSES[name](scores, relevance, k, mask=mask, validate=validate, **options)
+                return module(*k, validate=validate, **options)(scores, relevance, mask)
+            return fn(scores, relevance, *k, mask=mask, validate=validate, **options)
 
         return Case(
-            call, ("scores", "relevance", *LOSS_OPTIONS),
+            call, ("scores", "relevance", "k", "mask", "validate", *options),
             nan_allowed=options["empty"] == "skip" and options["reduction"] == "none", differentiable=True,
         )
 
