@@ -271,3 +271,13 @@ def test_huge_tie_group_in_float32(n, hits, k):
     want_rr = sum(math.comb(n - i, hits - 1) / total / i for i in range(1, k + 1))
     assert tn.hit_rate(scores, relevance, k).item() == pytest.approx(want_hit, rel=1e-6)
     assert tn.mrr(scores, relevance, k).item() == pytest.approx(want_rr, rel=1e-6)
+
+
+def test_one_item_lists_and_bool_scores_follow_the_documented_conventions():
+    # A one-item list is perfect when its item is relevant, and empty when it is not.
+    assert tn.ndcg(torch.tensor([[0.3]]), torch.tensor([[2]])).item() == 1.0
+    assert tn.ndcg(torch.tensor([[0.3]]), torch.tensor([[0]]), empty="skip", reduction="none").isnan().all()
+    # Bool scores rank True above False, ties averaged like any other tie.
+    scores = torch.tensor([[True, False, True]])
+    assert torch.equal(tn.ndcg(scores, torch.tensor([[0, 1, 0]])), tn.ndcg(scores.float(), torch.tensor([[0, 1, 0]])))
+    assert tn.mrr(scores, torch.tensor([[1, 0, 0]]), ties="first").item() == 1.0
