@@ -164,26 +164,23 @@ def _host_array(values: Tensor) -> np.ndarray | None:
 def _host_top(shape: torch.Size, scores: np.ndarray, depth: int) -> tuple[Tensor, Tensor, Tensor]:
     """:func:`_top_keys` with one numpy sort of the whole batch.
 
-    Each list's ordered keys (:func:`ordered_key`'s transform) are packed with the items' flat
-    positions (``list * N + item``): the key fills the high word and the position the low word,
-    so one ascending SIMD sort of plain int64s, read backwards, is a descending argsort (tied
-    items in decreasing position order), several times faster than numpy's argsort.
+    Each list's ordered keys (:func:`ordered_key`'s transform) are packed with the items'
+    positions in their list: the key fills the high word and the position the low word, so one
+    ascending SIMD sort of plain int64s, read backwards, is a descending argsort (tied items in
+    decreasing position order), several times faster than numpy's argsort.
     """
     bits = (scores + np.float32(0.0)).view(np.int32)
     keys = bits >> 31
     keys &= 0x7FFFFFFF
     keys ^= bits
     packed = np.left_shift(keys, 32, dtype=np.int64)
-    packed |= np.arange(keys.size, dtype=np.int64).reshape(keys.shape)
+    packed |= np.arange(keys.shape[-1], dtype=np.int64)
     packed.sort(axis=-1)
     best = packed[:, : -depth - 1 : -1]
-    index = (best & _LOW_WORD) % shape[-1]
-    leading = shape[:-1]
-    return (
-        torch.from_numpy(keys).reshape(shape),
-        torch.from_numpy((best >> 32).astype(np.int32)).reshape(*leading, depth),
-        torch.from_numpy(index).reshape(*leading, depth),
-    )
+    found = (torch.from_numpy(keys), torch.from_numpy((best >> 32).astype(np.int32)), torch.from_numpy(best & _LOW_WORD))
+    if len(shape) == 2:
+        return found
+    return tuple(part.reshape(*shape[:-1], part.shape[-1]) for part in found)
 
 
 def _has_neighbours_equal(sorted_keys: Tensor) -> bool:
