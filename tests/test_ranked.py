@@ -1,4 +1,4 @@
-"""The ranked-list (recommender) form: seed figures, agreement with the dense form, conventions, bad input."""
+"""The ranked-list (recommender) form: worked examples, agreement with the dense form, conventions, bad input."""
 
 from math import log2
 
@@ -11,7 +11,7 @@ import torch_ndcg as tn
 COMPANIONS = ("precision", "recall", "hit_rate", "average_precision")
 EMPTY = ("zero", "one", "skip")
 
-# Seed 001 (Korean notes): ground truth and the two recommended lists of the Mean NDCG example.
+# A Mean NDCG worked example: the ground truth and two recommended lists.
 TRUTH = {"A": 0.1, "B": 0.5, "C": 0.7, "D": 0.5, "E": 0.1}
 CASES = [["A", "B", "C"], ["D", "A", "C", "B", "E"]]
 
@@ -21,7 +21,7 @@ def approx(value: float, rel: float = 1e-12):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_seed_001_dcg_idcg_ndcg_and_mean(device):
+def test_worked_example_dcg_idcg_ndcg_and_mean(device):
     ranked, target, relevance = tn.from_lists(CASES, [TRUTH, TRUTH], device=device)
     first = (ranked[:1], target[:1], relevance[:1])
     assert tn.ranked.dcg(*first).item() == approx(0.7654648767857287)
@@ -37,7 +37,7 @@ def test_seed_001_dcg_idcg_ndcg_and_mean(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_seed_003_implicit_feedback(device):
+def test_worked_example_implicit_feedback(device):
     ranked = torch.tensor([[6, 3, 8, 4, 5]], device=device)
     target = torch.tensor([[3, 4]], device=device)
     ideal = 1 / log2(2) + 1 / log2(3)  # min(k, |truth|) = 2 ranks of relevance 1

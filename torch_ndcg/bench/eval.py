@@ -216,7 +216,7 @@ def _print(rows: list[Row], args: argparse.Namespace) -> None:
 
 
 def _bars(rows: list[Row]) -> None:
-    """The issue's CPU bars at 2,000 × 100 (met or missed, never asserted: this is not a test)."""
+    """The CPU speed targets at 2,000 × 100 (met or missed, never asserted: this is not a test)."""
     group = {row.name: row.seconds for row in rows if row.case == "2,000 × 100"}
     if not group:
         return

@@ -1,6 +1,6 @@
-"""Every worked example of the seed notes that fits the dense ``[..., N]`` form, with their figures.
+"""Textbook worked examples of DCG, IDCG, NDCG and MRR on dense ``[..., N]`` lists, with their figures.
 
-Scores are chosen so that the dense ranking is the seed's list order (first item scored highest).
+Scores are chosen so that the dense ranking is the example's list order (first item scored highest).
 Values quoted "by hand" below are the textbook sums written out in the comment.
 """
 
@@ -24,7 +24,7 @@ def approx(value: float, rel: float = 1e-12):
     return pytest.approx(value, rel=rel, abs=rel)
 
 
-# Seed 000/001: IDCG@4 of [3, 2, 2, 1] = 3/log2(2) + 2/log2(3) + 2/log2(4) + 1/log2(5) = 5.6925...
+# IDCG@4 of [3, 2, 2, 1] = 3/log2(2) + 2/log2(3) + 2/log2(4) + 1/log2(5) = 5.6925...
 IDCG_3221 = 3 / log2(2) + 2 / log2(3) + 2 / log2(4) + 1 / log2(5)
 
 
@@ -39,7 +39,7 @@ def test_idcg_of_3221(device):
     assert tn.ndcg(in_order(4, device), relevance, k=4).item() == approx(1.0)
 
 
-# Seed 002 (Chinese notes): items A..E with relevance 0.5, 0.9, 0.3, 0.6, 0.1.
+# Items A..E with relevance 0.5, 0.9, 0.3, 0.6, 0.1.
 CN_RELEVANCE = {"A": 0.5, "B": 0.9, "C": 0.3, "D": 0.6, "E": 0.1}
 # list_1 = [A, B, C, D, E]: 0.5/1 + 0.9/log2(3) + 0.3/2 + 0.6/log2(5) + 0.1/log2(6) = 1.51493
 # (the notes add terms rounded to two decimals and print 1.52).
@@ -84,7 +84,7 @@ def test_chinese_notes_cumulative_gain(device):
     assert tn.cg(scores, relevance, k=2, reduction="none").tolist() == [approx(1.4), approx(1.1)]
 
 
-# Seed 002: the scikit-learn example (true relevance [3, 2, 1, 0, 0], scores [3, 2, 0, 0, 1]).
+# The scikit-learn documentation's example (true relevance [3, 2, 1, 0, 0], scores [3, 2, 0, 0, 1]).
 # Ranking: item0 (3), item1 (2), item4 (rel 0), then items 2 and 3 tied at score 0 with labels
 # 1 and 0, which share ranks 4 and 5 at their average label 0.5:
 # DCG = 3 + 2/log2(3) + 0/2 + 0.5·(1/log2(5) + 1/log2(6)) = 4.67062; IDCG = 3 + 2/log2(3) + 1/2.
@@ -114,7 +114,7 @@ def test_sklearn_example_of_the_notes(device):
     assert tn.dcg(s.double(), t, ties="first").item() == approx(best)  # item 2 precedes item 3
 
 
-# Seed 004: r = [3, 2, 3, 0, 1, 2] in rank order.
+# r = [3, 2, 3, 0, 1, 2] in rank order.
 R = [3.0, 2.0, 3.0, 0.0, 1.0, 2.0]
 
 
@@ -138,7 +138,7 @@ def test_dcg_ndcg_of_r(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_exponential_gain_of_r(device):
-    # Seeds 000/001/004: DCG = Σ (2^rel − 1)/log2(i + 1).
+    # The exp2 form: DCG = Σ (2^rel − 1)/log2(i + 1).
     # DCG@3 = 7/1 + 3/log2(3) + 7/log2(4) = 12.392789260714373
     # DCG@6 adds 0/log2(5) + 1/log2(6) + 3/log2(7) = 13.848263629272981
     relevance = torch.tensor(R, dtype=torch.float64, device=device)
@@ -156,7 +156,7 @@ def test_exponential_gain_of_r(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_implicit_feedback_example(device):
-    # Seed 003 (TriRank): k = 5, truth {3, 4}, predicted [6, 3, 8, 4, 5]. Binary labels, so the
+    # Implicit feedback: k = 5, truth {3, 4}, predicted [6, 3, 8, 4, 5]. Binary labels, so the
     # exponential gain 2^1 − 1 = 1 equals the linear one.
     # IDCG = 1/log2(2) + 1/log2(3) = 1.6309; DCG = 1/log2(3) + 1/log2(5) = 1.0616; NDCG = 0.6509.
     relevance = torch.tensor([0, 1, 0, 1, 0], device=device)
@@ -169,7 +169,7 @@ def test_implicit_feedback_example(device):
         assert round(ndcg, 4) == 0.6509
 
 
-# Seeds 000/001: predicted [A, B, C] and [D, A, C, B, E] against
+# Predicted [A, B, C] and [D, A, C, B, E] against
 # {A: 0.1, B: 0.5, C: 0.7, D: 0.5, E: 0.1}. Every truth item is a column, so the dense form
 # applies: items outside the recommended list are scored below it and fall outside k.
 KR_TRUTH = {"A": 0.1, "B": 0.5, "C": 0.7, "D": 0.5, "E": 0.1}
@@ -201,7 +201,7 @@ def test_korean_notes_in_dense_form(device):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_mrr_example(device):
-    # Seed 004: first relevant items at ranks 3, 2, 1 → (1/3 + 1/2 + 1)/3 = 0.6111…
+    # First relevant items at ranks 3, 2, 1 → (1/3 + 1/2 + 1)/3 = 0.6111…
     relevance = torch.tensor([[0, 0, 1], [0, 1, 0], [1, 0, 0]], device=device)
     scores = in_order(3, device).expand(3, 3)
     assert tn.mrr(scores, relevance).item() == pytest.approx((1 / 3 + 1 / 2 + 1) / 3, rel=1e-6)
