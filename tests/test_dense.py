@@ -281,3 +281,21 @@ def test_one_item_lists_and_bool_scores_follow_the_documented_conventions():
     scores = torch.tensor([[True, False, True]])
     assert torch.equal(tn.ndcg(scores, torch.tensor([[0, 1, 0]])), tn.ndcg(scores.float(), torch.tensor([[0, 1, 0]])))
     assert tn.mrr(scores, torch.tensor([[1, 0, 0]]), ties="first").item() == 1.0
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("name", ["ndcg", "dcg", "cg", "mrr", "precision", "recall", "hit_rate", "average_precision"])
+@pytest.mark.parametrize("ties", ["average", "first"])
+def test_validate_false_never_waits_for_the_device(name, ties):
+    # validate=False promises no device synchronisation on CUDA (the flat layout's output sizes
+    # depend on the data, so only the dense layout makes this promise).
+    scores = torch.randn(64, 50, device="cuda").round(decimals=1)
+    relevance = torch.randint(0, 3, (64, 50), device="cuda")
+    mask = torch.rand(64, 50, device="cuda") < 0.9
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        value = getattr(tn, name)(scores, relevance, (1, 10, None), mask=mask, ties=ties, validate=False)
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    torch.testing.assert_close(value, getattr(tn, name)(scores, relevance, (1, 10, None), mask=mask, ties=ties))
