@@ -3,7 +3,7 @@
 Command line: ``python -m torch_ndcg.trec QRELS RUN [RUN ...] -m MEASURE ...`` (see ``__main__``).
 """
 
-from .evaluate import Evaluation, evaluate
+from .evaluation import Evaluation, evaluate
 from .reader import Qrels, Run, read_qrels, read_run
 
 __all__ = ["Evaluation", "Qrels", "Run", "evaluate", "read_qrels", "read_run"]

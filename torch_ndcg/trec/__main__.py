@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from .evaluate import Evaluation, evaluate
+from .evaluation import Evaluation, evaluate
 from .names import COUNTS
 from .reader import read_qrels, read_run
 

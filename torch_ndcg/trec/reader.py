@@ -23,8 +23,10 @@ docno twice in one query (of a run or of the qrels: trec_eval stops with "duplic
 from __future__ import annotations
 
 import gzip
+import io
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +35,7 @@ RUN_FIELDS = ("qid", "Q0", "docno", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docno", "rel")
 _BLOCK = 1 << 25  # bytes read at a time: 32 MiB, about 600,000 run lines
 _MARK = b"\x00"  # stands for a line end among the tokens of a block (a byte 0 is refused in files)
+_COMMENT = re.compile(rb"(?m)^[ \t\r\v\f]*#")
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class Run:
     doc: np.ndarray  # [n] int64 index into docnos
     score: np.ndarray  # [n] float64
     tag: str  # the tag of the run's last line
+    lines_per_query: np.ndarray  # [Q] int64 number of entries of each query
 
     def flat(self) -> tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]:  # noqa: F821
         """``(score [n] float64, doc [n] long, query [n] long)``: the library's flat layout
@@ -99,77 +103,122 @@ def _fail(path: object, line: int, message: str) -> ValueError:
     return ValueError(f"{os.fspath(path)}:{line}: {message}")
 
 
-def _slow_block(path: object, block: bytes, first: int, names: tuple[str, ...], extra: bool) -> list[list]:
-    """Line by line, for a block the fast path cannot take: comments, blank lines or a bad line."""
-    columns: list[list] = [[] for _ in names] + [[]]
+Columns = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bytes]  # qid, docno, value, line, last field
+
+
+def _slow_block(path: object, block: bytes, first: int, names: tuple[str, ...], value: int, kind: type) -> Columns:
+    """Line by line, for a block the fast paths cannot take: comments, blank lines or a bad line."""
+    extra = names is RUN_FIELDS  # trec_eval ignores whatever follows a run line's tag
+    columns: list[list] = [[] for _ in names]
+    numbers: list[int] = []
     for offset, text in enumerate(block.split(b"\n")[:-1]):
         fields = text.split()
         if not fields or fields[0].startswith(b"#"):
             continue
         number = first + offset
-        if b"\x00" in text:
+        if _MARK in text:
             raise _fail(path, number, "contains a byte 0")
         if len(fields) < len(names) or (len(fields) > len(names) and not extra):
             where = f"field {len(fields) + 1} ({names[len(fields)]}) is missing" if len(fields) < len(names) else (
                 f"{len(fields) - len(names)} field(s) after field {len(names)} ({names[-1]})"
             )
             raise _fail(path, number, f"expected {len(names)} fields ({' '.join(names)}), got {len(fields)}: {where}")
-        for column, value in zip(columns[:-1], fields):
-            column.append(value)
-        columns[-1].append(number)
-    return columns
+        for column, field in zip(columns, fields):
+            column.append(field)
+        numbers.append(number)
+    lines = np.array(numbers, dtype=np.int64)
+    return _arrays(path, columns[0], columns[2], columns[value], lines, names, value, kind, columns[-1][-1:])
 
 
-def _fast_block(block: bytes, first: int, width: int) -> list | None:
-    """Columns of a block where every line has exactly ``width`` fields, or None."""
-    if _MARK in block:
+def _arrays(path: object, qid: list, docno: list, values: list, lines: np.ndarray, names: tuple[str, ...],
+            value: int, kind: type, last: list) -> Columns:
+    return (_text(qid), _text(docno), _numbers(path, values, lines, names[value], value + 1, kind), lines,
+            last[0] if last else b"")
+
+
+def _split_block(path: object, block: bytes, first: int, names: tuple[str, ...], value: int, kind: type
+                 ) -> Columns | None:
+    """A block where every line has exactly the format's fields, split at once; else None."""
+    width = len(names)
+    if _MARK in block or (b"#" in block and _COMMENT.search(block)):
         return None
     tokens = block.replace(b"\n", b" \x00 ").split()
     lines = len(tokens) // (width + 1)
     if len(tokens) != lines * (width + 1) or tokens[width :: width + 1].count(_MARK) != lines:
         return None
-    columns = [tokens[i :: width + 1] for i in range(width)]
-    qids = np.array(columns[0])
-    if qids.size and (qids.view(np.uint8).reshape(qids.size, -1)[:, 0] == ord("#")).any():
-        return None  # a comment line that happens to have `width` fields
-    return [qids, *columns[1:], np.arange(first, first + lines, dtype=np.int64)]
+    numbers = np.arange(first, first + lines, dtype=np.int64)
+    column = lambda i: tokens[i :: width + 1]  # noqa: E731
+    return _arrays(path, column(0), column(2), column(value), numbers, names, value, kind, tokens[-2:-1])
 
 
-def _read(path: str | os.PathLike, names: tuple[str, ...], keep: tuple[int, ...]) -> list[np.ndarray]:
-    """The columns ``keep`` (plus line numbers) of a whitespace-separated file, as arrays."""
-    parts: list[list] = [[] for _ in keep] + [[]]
+def _run_block(path: object, block: bytes, first: int, names: tuple[str, ...], value: int, kind: type
+               ) -> Columns | None:
+    """A run block of at least six fields a line, by numpy's C parser (several times faster than
+    splitting into Python objects); None where it cannot tell a bad line from a good one."""
+    if _MARK in block or (b"#" in block and _COMMENT.search(block)):
+        return None
+    ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == ord("\n"))
+    longest = int(np.diff(ends, prepend=-1).max())
+    text = f"S{longest}"
+    dtype = [("qid", text), ("docno", text), ("score", np.float64), ("tag", "S1")]
+    try:
+        table = np.loadtxt(io.BytesIO(block), dtype=dtype, usecols=(0, 2, 4, 5), comments=None,
+                           encoding="latin-1", ndmin=1)
+    except ValueError:
+        return None
+    if table.size != ends.size or np.isnan(table["score"]).any():
+        return None  # blank lines (numpy skips them, so line numbers would shift) or a NaN
+    last = block[block.rfind(b"\n", 0, -1) + 1 :].split()[5]
+    numbers = np.arange(first, first + ends.size, dtype=np.int64)
+    return _narrow(table["qid"]), _narrow(table["docno"]), table["score"], numbers, last
+
+
+def _narrow(values: np.ndarray) -> np.ndarray:
+    """The same byte strings in the narrowest "S" type that holds them."""
+    values = np.ascontiguousarray(values)
+    width = values.dtype.itemsize
+    used = np.flatnonzero(values.view(np.uint8).reshape(values.size, width).any(axis=0))
+    return values.astype(f"S{used[-1] + 1 if used.size else 1}")
+
+
+def _text(values: list) -> np.ndarray:
+    # Giving numpy the width skips its own pass over the values to find it.
+    return np.array(values, dtype=f"S{max(map(len, values), default=1)}")
+
+
+def _read(path: str | os.PathLike, names: tuple[str, ...], value: int, kind: type, fast: Callable) -> Columns:
+    """``(qid, docno, value, line)`` columns of a whitespace-separated file, and its last line's last field."""
+    parts = []
     for block, first in _blocks(path):
-        columns = _fast_block(block, first, len(names))
+        columns = fast(path, block, first, names, value, kind)
         if columns is None:
-            columns = _slow_block(path, block, first, names, extra=names is RUN_FIELDS)
-        for part, index in zip(parts, (*keep, -1)):
-            part.append(columns[index])
-    if not parts[-1] or sum(len(p) for p in parts[-1]) == 0:
-        raise ValueError(f"{os.fspath(path)}: no {names[0]} lines (an empty file?)")
-    return parts
+            columns = _slow_block(path, block, first, names, value, kind)
+        if columns[3].size:
+            parts.append(columns)
+    if not parts:
+        raise ValueError(f"{os.fspath(path)}: no {' '.join(names)} lines (an empty file?)")
+    joined = [np.concatenate(c) if len(parts) > 1 else c[0] for c in list(zip(*parts))[:4]]
+    return (*joined, parts[-1][4])
 
 
 def _numbers(path: object, values: list, lines: np.ndarray, name: str, field: int, kind: type) -> np.ndarray:
     """Parse a column of byte strings; on failure find the first bad line for the message."""
-    text = np.array(values) if not isinstance(values, np.ndarray) else values
+    dtype = np.float64 if kind is float else np.int64
     try:
-        parsed = text.astype(np.float64 if kind is float else np.int64)
+        parsed = np.array(values, dtype=dtype)
     except (ValueError, OverflowError):
-        parsed = None
-    if kind is float and parsed is not None:
+        for value, line in zip(values, lines.tolist()):
+            try:
+                np.array([value], dtype=dtype)
+            except (ValueError, OverflowError):
+                expected = "a number" if kind is float else "an integer"
+                raise _fail(path, line, f"field {field} ({name}) must be {expected}, got {value!r}") from None
+        raise
+    if kind is float:
         bad = np.flatnonzero(np.isnan(parsed))
-        if bad.size == 0:
-            return parsed
-        raise _fail(path, int(lines[bad[0]]), f"field {field} ({name}) is NaN; scores must be ordered numbers")
-    if parsed is not None:
-        return parsed
-    for value, line in zip(text.tolist(), lines.tolist()):
-        try:
-            np.array([value]).astype(np.float64 if kind is float else np.int64)
-        except (ValueError, OverflowError):
-            expected = "a number" if kind is float else "an integer"
-            raise _fail(path, line, f"field {field} ({name}) must be {expected}, got {value!r}") from None
-    raise AssertionError("unreachable: a column failed to parse but no value did")
+        if bad.size:
+            raise _fail(path, int(lines[bad[0]]), f"field {field} ({name}) is NaN; scores must be ordered numbers")
+    return parsed
 
 
 def _ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -186,11 +235,13 @@ def _ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return unique, index.astype(np.int64)
 
 
-def _query_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """As :func:`_ids`, for a column that comes in runs of equal values (one query after another)."""
+def _query_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """As :func:`_ids`, for a column that comes in runs of equal values (one query after another);
+    also the number of values of each id."""
     starts = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
     unique, index = _ids(values[starts])
-    return unique, np.repeat(index, np.diff(np.append(starts, values.size)))
+    lengths = np.diff(np.append(starts, values.size))
+    return unique, np.repeat(index, lengths), np.bincount(index, weights=lengths, minlength=unique.size).astype(np.int64)
 
 
 def _check_unique(path: object, query: np.ndarray, doc: np.ndarray, docs: int, lines: np.ndarray,
@@ -207,11 +258,6 @@ def _check_unique(path: object, query: np.ndarray, doc: np.ndarray, docs: int, l
     raise _fail(path, int(second[at]), f"field 3 (docno) {docno!r} repeats line {int(first[at])} of the same query")
 
 
-def _concat(parts: list) -> np.ndarray:
-    arrays = [p if isinstance(p, np.ndarray) else np.array(p) for p in parts if len(p)]
-    return np.concatenate(arrays) if len(arrays) > 1 else arrays[0]
-
-
 def read_run(path: str | os.PathLike) -> Run:
     """Read a TREC run file (``qid Q0 docno rank score tag`` per line; ``.gz`` is decompressed).
 
@@ -221,14 +267,12 @@ def read_run(path: str | os.PathLike) -> Run:
         >>> run.qids.tolist(), run.score[:2].tolist(), run.tag
         ([b'q1', b'q2'], [2.5, 1.0], 'demo')
     """
-    qid, docno, score, tag, lines = _read(path, RUN_FIELDS, (0, 2, 4, 5))
-    lines = _concat(lines)
-    qids, query = _query_ids(_concat(qid))
-    docnos, doc = _ids(_concat(docno))
-    scores = np.concatenate([_numbers(path, s, l, "score", 5, float) for s, l in zip(score, _split_like(lines, score))])
+    qid, docno, score, lines, tag = _read(path, RUN_FIELDS, 4, float, _run_block)
+    qids, query, lines_per_query = _query_ids(qid)
+    docnos, doc = _ids(docno)
     _check_unique(path, query, doc, len(docnos), lines, docnos)
-    last = next(t for t in reversed(tag) if len(t))
-    return Run(os.fspath(path), qids, query, docnos, doc, scores, last[-1].decode("utf-8", "backslashreplace"))
+    return Run(os.fspath(path), qids, query, docnos, doc, score, tag.decode("utf-8", "backslashreplace"),
+               lines_per_query)
 
 
 def read_qrels(path: str | os.PathLike) -> Qrels:
@@ -240,15 +284,8 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
         >>> qrels.qids.tolist(), qrels.relevance.tolist()
         ([b'q1', b'q2', b'q3'], [2, 0, 1, 1, 1])
     """
-    qid, docno, rel, lines = _read(path, QRELS_FIELDS, (0, 2, 3))
-    lines = _concat(lines)
-    qids, query = _ids(_concat(qid))
-    docnos, doc = _ids(_concat(docno))
-    relevance = np.concatenate([_numbers(path, r, l, "rel", 4, int) for r, l in zip(rel, _split_like(lines, rel))])
+    qid, docno, relevance, lines, _ = _read(path, QRELS_FIELDS, 3, int, _split_block)
+    qids, query, _ = _query_ids(qid)
+    docnos, doc = _ids(docno)
     _check_unique(path, query, doc, len(docnos), lines, docnos)
     return Qrels(os.fspath(path), qids, query, docnos, doc, relevance)
-
-
-def _split_like(lines: np.ndarray, parts: list) -> list[np.ndarray]:
-    """The line numbers of each block, to name the line of a bad value."""
-    return np.split(lines, np.cumsum([len(p) for p in parts])[:-1])

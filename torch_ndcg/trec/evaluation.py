@@ -32,7 +32,6 @@ from .reader import Qrels, Run, read_qrels, read_run
 #: Above this many relevant retrieved documents in one query, ranks come from one sort of the run
 #: rather than from comparing every document with each relevant one (cost O(n·J), cheaper for small J).
 COUNT_UP_TO = 48
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -53,7 +52,6 @@ def evaluate(
     relevance_level: int = 1,
     complete: bool = False,
     gain: str = "linear",
-    device: torch.device | str | None = None,
 ) -> Evaluation:
     """Score one run as ``trec_eval [-c] [-l LEVEL] -m ... QRELS RUN`` does.
 
@@ -65,7 +63,6 @@ def evaluate(
         relevance_level: judged value from which a document is relevant (``-l``), an int ≥ 0.
         complete: average over every query of the qrels (``-c``), missing ones scoring 0.
         gain: ``"linear"`` (trec_eval: gain = judged value) or ``"exp2"`` (``2**rel - 1``).
-        device: where the evaluation runs (the run's arrays are moved there).
 
     Example:
         >>> import torch_ndcg.trec as trec
@@ -85,7 +82,7 @@ def evaluate(
     wanted = parse(measures)
     qrels = qrels if isinstance(qrels, Qrels) else _typed(qrels, "qrels", read_qrels)
     run = run if isinstance(run, Run) else _typed(run, "run", read_run)
-    rows, judged = _judged(qrels, run, relevance_level, complete, gain, torch.device(device or "cpu"))
+    rows, judged = _judged(qrels, run, relevance_level, complete, gain)
     per_query = _compute(wanted, judged)
     qids = [q.decode("utf-8", "backslashreplace") for q in qrels.qids[rows].tolist()]
     return Evaluation(run.tag, qids, per_query, _summary(wanted, per_query, run.tag, len(qids)))
@@ -105,116 +102,103 @@ def _lookup(vocabulary: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.where(vocabulary[at] == values, at, -1).astype(np.int64)
 
 
-def _judged(qrels: Qrels, run: Run, level: int, complete: bool, gain: str, device: torch.device
-            ) -> tuple[np.ndarray, m.Judged]:
-    """The evaluated qrels queries (rows) and the run's relevant retrieved documents as sparse slots."""
+def _judged(qrels: Qrels, run: Run, level: int, complete: bool, gain: str) -> tuple[np.ndarray, m.Judged]:
+    """The evaluated qrels queries (rows) and the run's relevant retrieved documents as sparse slots.
+
+    The passes over every run line are NumPy's (several times faster than torch's on CPU for
+    gathers and ``nonzero``); only the slots, a few per query, reach the metric engine.
+    """
     qrels_of_run_query = _lookup(qrels.qids, run.qids)
-    if complete:
-        rows = np.arange(qrels.qids.size)
-    else:
-        rows = np.unique(qrels_of_run_query[qrels_of_run_query >= 0])
+    rows = np.arange(qrels.qids.size) if complete else np.unique(qrels_of_run_query[qrels_of_run_query >= 0])
     row_of_qrels_query = np.full(qrels.qids.size + 1, -1, dtype=np.int64)  # [-1] stays -1
     row_of_qrels_query[rows] = np.arange(rows.size)
     row_of_run_query = row_of_qrels_query[qrels_of_run_query]
-
-    # The qrels in the run's ids: judged documents of evaluated queries.
-    q_row = row_of_qrels_query[qrels.query]
-    keep = q_row >= 0
-    q_row, q_rel, q_doc = q_row[keep], qrels.relevance[keep], _lookup(run.docnos, qrels.docnos)[qrels.doc[keep]]
     n_rows = rows.size
-    t = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(device)  # noqa: E731
-    q_gain = m.gains(t(q_rel), gain)
-    q_hit = t(q_rel >= level).to(torch.float64)
-    relevant = torch.zeros(n_rows, dtype=torch.float64, device=device).index_add_(0, t(q_row), q_hit)
-    ideal = _ideal(t(q_row), q_gain, n_rows)
 
-    # Retrieved judged documents that gain or count: their query row, document, value.
-    useful = ((q_gain > 0) | (q_hit > 0)).cpu().numpy() & (q_doc >= 0)
-    key_rows, key_docs, key_rel = q_row[useful], q_doc[useful], q_rel[useful]
+    # The qrels of evaluated queries, in the run's document ids (-1: never retrieved).
+    keep = row_of_qrels_query[qrels.query] >= 0
+    q_row = row_of_qrels_query[qrels.query[keep]]
+    q_rel = qrels.relevance[keep]
+    q_doc = _lookup(run.docnos, qrels.docnos)[qrels.doc[keep]]
+    q_gain = m.gains(torch.from_numpy(q_rel), gain)
+    q_hit = q_rel >= level
+    relevant = np.bincount(q_row, weights=q_hit, minlength=n_rows)
+    ideal = _ideal(q_row, q_gain.numpy(), n_rows)
+    retrieved = np.zeros(n_rows)
+    evaluated = row_of_run_query >= 0
+    retrieved[row_of_run_query[evaluated]] = run.lines_per_query[evaluated]
+
+    # Run lines that are judged documents that gain or count: one slot each.
+    useful = ((q_gain.numpy() > 0) | q_hit) & (q_doc >= 0)
     docs = max(run.docnos.size, 1)
-    qkey = key_rows * docs + key_docs
-    order = np.argsort(qkey)
-    qkey, key_rel = qkey[order], key_rel[order]
-
-    row = t(row_of_run_query)[t(run.query)]  # [n] query row of every run line, -1 if not evaluated
-    doc, score = t(run.doc), t(run.score)
-    retrieved = torch.bincount(row[row >= 0], minlength=n_rows).to(torch.float64)
-    is_judged = torch.zeros(docs, dtype=torch.bool, device=device)
-    is_judged[t(key_docs)] = True
-    candidate = torch.nonzero(is_judged[doc] & (row >= 0)).squeeze(-1)
-    ckey = row[candidate] * docs + doc[candidate]
-    qkey_t = t(qkey)
-    at = torch.searchsorted(qkey_t, ckey).clamp(max=max(qkey.size - 1, 0))
-    found = qkey_t[at] == ckey if qkey.size else torch.zeros_like(ckey, dtype=torch.bool)
-    entry, rel = candidate[found], t(key_rel)[at[found]]
+    key = q_row[useful] * docs + q_doc[useful]
+    order = np.argsort(key)
+    key, key_rel = key[order], q_rel[useful][order]
+    is_judged = np.zeros(docs, dtype=bool)
+    is_judged[q_doc[useful]] = True
+    candidate = np.flatnonzero(is_judged[run.doc])
+    c_row = row_of_run_query[run.query[candidate]]
+    c_key = c_row * docs + run.doc[candidate]  # negative where the query is not evaluated
+    at = np.searchsorted(key, c_key).clip(max=max(key.size - 1, 0))
+    found = key[at] == c_key if key.size else np.zeros(c_key.shape, dtype=bool)
+    entry, rel, s_row = candidate[found], key_rel[at[found]], c_row[found]
 
     # Slots in rank order within each query: row ascending, score descending, docno descending.
-    s_row, s_score, s_doc = row[entry], score[entry], doc[entry]
-    order = torch.from_numpy(np.lexsort((-s_doc.cpu().numpy(), -s_score.cpu().numpy(), s_row.cpu().numpy()))).to(device)
+    order = np.lexsort((-run.doc[entry], -run.score[entry], s_row))
     entry, rel, s_row = entry[order], rel[order], s_row[order]
-    position = _positions(row, score, doc, entry, n_rows).to(torch.float64)
-    slot_gain = m.gains(rel, gain)
-    slot_hit = (rel >= level).to(torch.float64)
-    judged = m.judged(n_rows, s_row, position, slot_gain, slot_hit, relevant.unsqueeze(-1),
-                      retrieved.unsqueeze(-1), ideal)
+    position = _positions(run, row_of_run_query, entry, s_row, n_rows)
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    judged = m.judged(
+        n_rows, t(s_row), t(position).to(torch.float64), m.gains(t(rel), gain), t(rel >= level).to(torch.float64),
+        t(relevant).unsqueeze(-1), t(retrieved).unsqueeze(-1), t(ideal),
+    )
     return rows, judged
 
 
-def _ideal(row: Tensor, gain: Tensor, n_rows: int) -> Tensor:
+def _ideal(row: np.ndarray, gain: np.ndarray, n_rows: int) -> np.ndarray:
     """``[rows, M]`` positive gains of each query's judged documents, largest first, 0-padded."""
     positive = gain > 0
     row, gain = row[positive], gain[positive]
-    order = torch.from_numpy(np.lexsort((-gain.cpu().numpy(), row.cpu().numpy()))).to(row.device)
+    order = np.lexsort((-gain, row))
     row, gain = row[order], gain[order]
-    counts = torch.bincount(row, minlength=n_rows)
-    width = int(counts.max()) if row.numel() else 0
-    starts = torch.cumsum(counts, 0) - counts
-    column = torch.arange(row.numel(), device=row.device) - starts[row]
-    ideal = torch.zeros(n_rows, max(width, 1), dtype=torch.float64, device=row.device)
-    ideal[row, column] = gain
+    counts = np.bincount(row, minlength=n_rows)
+    starts = np.cumsum(counts) - counts
+    ideal = np.zeros((n_rows, max(int(counts.max(initial=0)), 1)))
+    ideal[row, np.arange(row.size) - starts[row]] = gain
     return ideal
 
 
-def _positions(row: Tensor, score: Tensor, doc: Tensor, entry: Tensor, n_rows: int) -> Tensor:
-    """0-based rank of each slot (the run lines ``entry``, sorted by row, score desc, doc desc).
+def _positions(run: Run, row_of_run_query: np.ndarray, entry: np.ndarray, s_row: np.ndarray,
+               n_rows: int) -> np.ndarray:
+    """0-based rank of each slot (the run lines ``entry``, sorted by row, score desc, docno desc).
 
     A run line ranks above a slot when its score is higher, or equal with a larger docno. Lines
-    below a query's lowest slot rank above none, so they are dropped first.
+    below their query's lowest slot rank above none, so they are dropped first.
     """
-    s_row, s_score, s_doc = row[entry], score[entry], doc[entry]
-    counts = torch.bincount(s_row, minlength=n_rows)
-    starts = torch.cumsum(counts, 0) - counts
-    column = torch.arange(s_row.numel(), device=row.device) - starts[s_row]
-    width = int(counts.max()) if s_row.numel() else 0
+    counts = np.bincount(s_row, minlength=n_rows)
+    column = np.arange(s_row.size) - (np.cumsum(counts) - counts)[s_row]
+    width = int(counts.max(initial=0))
     if width == 0:
         return column
-    lowest = torch.full((n_rows + 1,), math.inf, dtype=torch.float64, device=row.device)  # [-1]: not evaluated
-    lowest.scatter_reduce_(0, s_row, s_score, reduce="amin")
-    lines = torch.nonzero(score >= lowest[row]).squeeze(-1)
+    lowest = np.full(row_of_run_query.size, np.inf)
+    np.minimum.at(lowest, run.query[entry], run.score[entry])
+    lines = np.flatnonzero(run.score >= lowest[run.query])
+    row, score, doc = row_of_run_query[run.query[lines]], run.score[lines], run.doc[lines]
     if width > COUNT_UP_TO:
-        return _positions_by_sort(row, score, doc, lines, entry)
-    table_score = torch.full((n_rows, width), math.inf, dtype=torch.float64, device=row.device)
-    table_doc = torch.zeros((n_rows, width), dtype=torch.long, device=row.device)
-    table_score[s_row, column] = s_score
-    table_doc[s_row, column] = s_doc
-    above = torch.zeros((n_rows, width), dtype=torch.long, device=row.device)
-    for chunk in torch.split(lines, _CHUNK):
-        r, s, dd = row[chunk], score[chunk].unsqueeze(-1), doc[chunk].unsqueeze(-1)
-        ts, td = table_score[r], table_doc[r]
-        beats = (s > ts) | ((s == ts) & (dd > td))
-        above.index_add_(0, r, beats.to(torch.long))
+        order = np.lexsort((-doc, -score, row))
+        rank = np.empty(run.score.size, dtype=np.int64)
+        rank[lines[order]] = np.arange(order.size) - np.searchsorted(row[order], row[order])
+        return rank[entry]
+    table_score = np.full((n_rows, width), np.inf)
+    table_doc = np.zeros((n_rows, width), dtype=np.int64)
+    table_score[s_row, column] = run.score[entry]
+    table_doc[s_row, column] = run.doc[entry]
+    above = np.zeros((n_rows, width), dtype=np.int64)
+    for j in range(width):
+        ts, td = table_score[row, j], table_doc[row, j]
+        beats = (score > ts) | ((score == ts) & (doc > td))
+        above[:, j] = np.bincount(row[beats], minlength=n_rows)
     return above[s_row, column]
-
-
-def _positions_by_sort(row: Tensor, score: Tensor, doc: Tensor, lines: Tensor, entry: Tensor) -> Tensor:
-    """As :func:`_positions`, by sorting the kept lines of every query (for many slots per query)."""
-    r, s, dd = (x[lines].cpu().numpy() for x in (row, score, doc))
-    order = np.lexsort((-dd, -s, r))
-    r_sorted = r[order]
-    first = np.searchsorted(r_sorted, r_sorted, side="left")
-    rank = np.full(row.numel(), -1, dtype=np.int64)
-    rank[lines.cpu().numpy()[order]] = np.arange(order.size) - first
-    return torch.from_numpy(rank[entry.cpu().numpy()]).to(row.device)
 
 
 def _compute(wanted: Measures, j: m.Judged) -> dict[str, Tensor]:
