@@ -25,7 +25,7 @@ from torch import Tensor
 from .. import definitions as d
 from ..dense import binary_metric
 from ..reduction import normalise
-from ..slots import Slots, expected_gain, first_hit_probability, hit_probability
+from ..slots import Slots, expected_gain, hit_probability
 
 #: trec_eval's smallest per-query AP inside gm_map's logarithm.
 MIN_GEO_MEAN = 1e-5
@@ -110,15 +110,23 @@ def average_precision(j: Judged, cutoffs: tuple[float, ...]) -> Tensor:
     return _binary("average_precision", j, cutoffs, (None,) * len(cutoffs))
 
 
+def _first_hit(j: Judged) -> Tensor:
+    """``[T]`` 1.0 at the first relevant slot of each query.
+
+    With one document per slot (no tie groups) the engine's ``first_hit_probability`` is exactly
+    this; its lgamma form cost a third of the evaluation time of a 7 M-line run.
+    """
+    return j.slots.group_hits * (j.slots.hits_before == 0)
+
+
 def success(j: Judged, cutoffs: tuple[int, ...]) -> Tensor:
     """success@k: 1 if a relevant document is in the top k."""
-    return _binary("hit_rate", j, cutoffs, cutoffs)
+    return _sums(j, _first_hit(j), cutoffs)
 
 
 def reciprocal_rank(j: Judged) -> Tensor:
     """``[rows]``: 1 / rank of the first relevant document (0 if none retrieved)."""
-    terms = first_hit_probability(j.slots) / (j.slots.position + 1)
-    return _sums(j, terms, (float("inf"),)).squeeze(-1)
+    return _sums(j, _first_hit(j) / (j.slots.position + 1), (float("inf"),)).squeeze(-1)
 
 
 def r_precision(j: Judged) -> Tensor:

@@ -175,10 +175,7 @@ def _run_block(path: object, block: bytes, first: int, names: tuple[str, ...], v
 
 def _narrow(values: np.ndarray) -> np.ndarray:
     """The same byte strings in the narrowest "S" type that holds them."""
-    values = np.ascontiguousarray(values)
-    width = values.dtype.itemsize
-    used = np.flatnonzero(values.view(np.uint8).reshape(values.size, width).any(axis=0))
-    return values.astype(f"S{used[-1] + 1 if used.size else 1}")
+    return values.astype(f"S{max(int(np.char.str_len(values).max(initial=1)), 1)}")
 
 
 def _text(values: list) -> np.ndarray:
