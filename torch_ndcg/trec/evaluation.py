@@ -218,8 +218,10 @@ def _compute(wanted: Measures, j: m.Judged) -> dict[str, Tensor]:
             values[family] = j.relevant.squeeze(-1)
         elif family == "num_rel_ret":
             values[family] = m.relevant_retrieved(j)
-        elif family in ("map", "gm_map"):
+        elif family == "map":
             values[family] = m.average_precision(j, (inf,)).squeeze(-1)
+        elif family == "gm_map":  # per query the log, as pytrec_eval gives it; the "all" line exp(mean)
+            values[family] = torch.log(m.average_precision(j, (inf,)).squeeze(-1).clamp(min=m.MIN_GEO_MEAN))
         elif family == "Rprec":
             values[family] = m.r_precision(j)
         elif family == "recip_rank":
@@ -249,8 +251,7 @@ def _summary(wanted: Measures, per_query: dict[str, Tensor], runid: str, num_q: 
         if name in COUNTS:
             summary[name] = int(values.sum().round())
         elif name == "gm_map":
-            logs = torch.log(values.clamp(min=m.MIN_GEO_MEAN))
-            summary[name] = math.exp(float(logs.mean())) if num_q else 0.0
+            summary[name] = math.exp(float(values.mean())) if num_q else 0.0
         else:
             summary[name] = float(values.mean()) if num_q else 0.0
     return summary
