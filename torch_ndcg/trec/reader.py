@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 RUN_FIELDS = ("qid", "Q0", "docno", "rank", "score", "tag")
 QRELS_FIELDS = ("qid", "iter", "docno", "rel")
@@ -63,18 +64,16 @@ class Run:
     tag: str  # the tag of the run's last line
     lines_per_query: np.ndarray  # [Q] int64 number of entries of each query
 
-    def flat(self) -> tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]:  # noqa: F821
+    def flat(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """``(score [n] float64, doc [n] long, query [n] long)``: the library's flat layout
         (``indexes`` = query) in file order; ``doc`` breaks score ties as trec_eval does (larger first)."""
-        import torch
-
         return torch.from_numpy(self.score), torch.from_numpy(self.doc), torch.from_numpy(self.query)
 
 
 def _open(path: str | os.PathLike) -> object:
-    name = os.fspath(path)
-    if not isinstance(name, str):
+    if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, got {type(path).__name__}")
+    name = os.fspath(path)
     return gzip.open(name, "rb") if name.endswith(".gz") else open(name, "rb")
 
 
@@ -170,7 +169,7 @@ def _run_block(path: object, block: bytes, first: int, names: tuple[str, ...], v
         return None  # blank lines (numpy skips them, so line numbers would shift) or a NaN
     last = block[block.rfind(b"\n", 0, -1) + 1 :].split()[5]
     numbers = np.arange(first, first + ends.size, dtype=np.int64)
-    return _narrow(table["qid"]), _narrow(table["docno"]), table["score"], numbers, last
+    return _narrow(table["qid"]), _narrow(table["docno"]), np.ascontiguousarray(table["score"]), numbers, last
 
 
 def _narrow(values: np.ndarray) -> np.ndarray:
