@@ -55,34 +55,24 @@ def test_blocks_keep_line_numbers(tmp_path, monkeypatch, block):
 
 
 @pytest.mark.parametrize(
-    "text, message",
+    "read, text, message",
     [
-        ("q Q0 d 1 2.0\n", r":1: expected 6 fields .*field 6 \(tag\) is missing"),
-        ("q Q0 d 1 2.0 t\nq Q0\n", r":2: expected 6 fields .*field 3 \(docno\) is missing"),
-        ("q Q0 d 1 abc t\n", r":1: field 5 \(score\) must be a number, got b'abc'"),
-        ("q Q0 d 1 nan t\n", r":1: field 5 \(score\) is NaN"),
-        ("q Q0 d 1 1 t\nq Q0 e 2 1 t\nq Q0 d 3 1 t\n", r":3: field 3 \(docno\) 'd' repeats line 1 of the same query"),
-        ("q Q0 d\x00 1 1 t\n", r":1: contains a byte 0"),
-        ("", r"no qid Q0 docno rank score tag lines"),
+        (read_run, "q Q0 d 1 2.0\n", r":1: expected 6 fields .*field 6 \(tag\) is missing"),
+        (read_run, "q Q0 d 1 2.0 t\nq Q0\n", r":2: expected 6 fields .*field 3 \(docno\) is missing"),
+        (read_run, "q Q0 d 1 abc t\n", r":1: field 5 \(score\) must be a number, got b'abc'"),
+        (read_run, "q Q0 d 1 nan t\n", r":1: field 5 \(score\) is NaN"),
+        (read_run, "q Q0 d 1 1 t\nq Q0 e 2 1 t\nq Q0 d 3 1 t\n", r":3: field 3 \(docno\) 'd' repeats line 1 of the same query"),
+        (read_run, "q Q0 d\x00 1 1 t\n", r":1: contains a byte 0"),
+        (read_run, "", r"no qid Q0 docno rank score tag lines"),
+        (read_qrels, "q 0 d 1 extra\n", r":1: expected 4 fields .*1 field\(s\) after field 4 \(rel\)"),
+        (read_qrels, "q 0 d\n", r":1: expected 4 fields .*field 4 \(rel\) is missing"),
+        (read_qrels, "q 0 d 1.5\n", r":1: field 4 \(rel\) must be an integer, got b'1.5'"),
+        (read_qrels, "q 0 d 1\nq 0 d 2\n", r":2: field 3 \(docno\) 'd' repeats line 1"),
     ],
 )
-def test_bad_run_lines_name_path_line_and_field(tmp_path, text, message):
+def test_bad_lines_name_path_line_and_field(tmp_path, read, text, message):
     with pytest.raises(ValueError, match=message):
-        read_run(_write(tmp_path / "bad.run", text))
-
-
-@pytest.mark.parametrize(
-    "text, message",
-    [
-        ("q 0 d 1 extra\n", r":1: expected 4 fields .*1 field\(s\) after field 4 \(rel\)"),
-        ("q 0 d\n", r":1: expected 4 fields .*field 4 \(rel\) is missing"),
-        ("q 0 d 1.5\n", r":1: field 4 \(rel\) must be an integer, got b'1.5'"),
-        ("q 0 d 1\nq 0 d 2\n", r":2: field 3 \(docno\) 'd' repeats line 1"),
-    ],
-)
-def test_bad_qrels_lines_name_path_line_and_field(tmp_path, text, message):
-    with pytest.raises(ValueError, match=message):
-        read_qrels(_write(tmp_path / "bad.qrels", text))
+        read(_write(tmp_path / "bad.txt", text))
 
 
 def test_same_docno_in_two_queries_is_fine(tmp_path):
