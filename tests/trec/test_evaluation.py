@@ -113,6 +113,14 @@ def test_a_query_judged_only_negatively_has_nothing_to_find(tmp_path):
     assert [values[0].item() for values in result.per_query.values()] == [2, 0, 0, 0, 0, 0]
 
 
+def test_scores_are_compared_as_float64(tmp_path):
+    """trec_eval reads scores with atof into doubles: 1 + 1e-9 ranks above 1. (pytrec_eval-terrier
+    rounds them to float32, which ties the two and lets the docno decide.)"""
+    qrels = write_qrels(tmp_path / "q", {"x": {"c": 1}})
+    run = write_run(tmp_path / "r", {"x": {"c": 1.0, "b": 1.0 + 1e-9}})
+    assert trec.evaluate(qrels, run, ["recip_rank"]).per_query["recip_rank"].item() == 0.5
+
+
 def test_only_a_shared_query_set_is_evaluated(tmp_path):
     qrels = write_qrels(tmp_path / "q", {"a": {"x": 1}, "b": {"y": 1}})
     run = write_run(tmp_path / "r", {"b": {"y": 1.0}, "c": {"z": 1.0}})

@@ -26,6 +26,7 @@ import gzip
 import io
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -161,8 +162,10 @@ def _run_block(path: object, block: bytes, first: int, names: tuple[str, ...], v
     text = f"S{longest}"
     dtype = [("qid", text), ("docno", text), ("score", np.float64), ("tag", "S1")]
     try:
-        table = np.loadtxt(io.BytesIO(block), dtype=dtype, usecols=(0, 2, 4, 5), comments=None,
-                           encoding="latin-1", ndmin=1)
+        with warnings.catch_warnings():  # a block of blank lines: the slow path skips them
+            warnings.simplefilter("ignore", UserWarning)
+            table = np.loadtxt(io.BytesIO(block), dtype=dtype, usecols=(0, 2, 4, 5), comments=None,
+                               encoding="latin-1", ndmin=1)
     except ValueError:
         return None
     if table.size != ends.size or np.isnan(table["score"]).any():
