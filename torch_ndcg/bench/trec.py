@@ -1,6 +1,6 @@
 """TREC run evaluation: ``torch_ndcg.trec`` against ranx and pytrec_eval on an MS MARCO-sized run.
 
-``python -m torch_ndcg.bench trec [--quick] [--queries 7000] [--depth 1000] [--dir /tmp]``
+``python -m torch_ndcg.bench trec [--quick] [--queries 7000] [--depth 1000] [--dir /tmp] [--tools ...]``
 
 The case: a run of 7,000 queries × 1,000 documents (7 M lines, the size of an MS MARCO dev run)
 and qrels with 1–3 judged documents per query (about 2; labels 0–2, mostly 1), about 80% of them
@@ -121,6 +121,8 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=7000)
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--dir", default="/tmp", help="where the generated files are written (and reused)")
+    parser.add_argument("--tools", default="ranx,pytrec_eval,torch_ndcg.trec",
+                        help="comma-separated tools to time (torch_ndcg.trec always runs)")
     args = parser.parse_args(argv)
     queries, depth = (200, 100) if quick else (args.queries, args.depth)
     qrels_path, run_path = write_files(args.dir, queries, depth)
@@ -128,7 +130,9 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
     lines = queries * depth
     print(f"TREC run: {queries:,} queries x {depth:,} docs ({lines / 1e6:.1f} M lines), "
           f"measures {' '.join(MEASURES)}; one run each, seconds")
-    tools = {"ranx": _ranx, "pytrec_eval": _pytrec, "torch_ndcg.trec": _ours}
+    chosen = set(args.tools.split(",")) | {"torch_ndcg.trec"}
+    tools = {name: fn for name, fn in {"ranx": _ranx, "pytrec_eval": _pytrec, "torch_ndcg.trec": _ours}.items()
+             if name in chosen}
     results = {}
     for name, fn in tools.items():
         try:
