@@ -121,6 +121,13 @@ def test_scores_are_compared_as_float64(tmp_path):
     assert trec.evaluate(qrels, run, ["recip_rank"]).per_query["recip_rank"].item() == 0.5
 
 
+def test_a_judged_docno_longer_than_every_retrieved_one_is_not_retrieved(tmp_path):
+    qrels = write_qrels(tmp_path / "q", {"q": {"abcdef": 1, "ab": 1}})
+    run = write_run(tmp_path / "r", {"q": {"abc": 2.0, "ab": 1.0}})
+    result = trec.evaluate(qrels, run, ["num_rel_ret", "recip_rank"])
+    assert result.summary == {"num_rel_ret": 1, "recip_rank": 0.5}
+
+
 def test_only_a_shared_query_set_is_evaluated(tmp_path):
     qrels = write_qrels(tmp_path / "q", {"a": {"x": 1}, "b": {"y": 1}})
     run = write_run(tmp_path / "r", {"b": {"y": 1.0}, "c": {"z": 1.0}})

@@ -98,8 +98,11 @@ def _lookup(vocabulary: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Index of each value in a sorted vocabulary, -1 where absent."""
     if vocabulary.size == 0:
         return np.full(values.shape, -1, dtype=np.int64)
+    # Searching with the vocabulary's own dtype: another width would make numpy copy it all.
+    fits = np.char.str_len(values) <= vocabulary.dtype.itemsize
+    values = values.astype(vocabulary.dtype)
     at = np.searchsorted(vocabulary, values).clip(max=vocabulary.size - 1)
-    return np.where(vocabulary[at] == values, at, -1).astype(np.int64)
+    return np.where(fits & (vocabulary[at] == values), at, -1).astype(np.int64)
 
 
 def _judged(qrels: Qrels, run: Run, level: int, complete: bool, gain: str) -> tuple[np.ndarray, m.Judged]:
