@@ -91,3 +91,16 @@ def test_flat_layout(tmp_path):
     score, doc, query = read_run(DATA / "small.run").flat()
     assert score.dtype.is_floating_point and score.tolist() == [2.5, 1.0, 1.0, 3.0, 2.0]
     assert query.tolist() == [0, 0, 0, 1, 1] and np.array_equal(doc.numpy(), read_run(DATA / "small.run").doc)
+
+
+def test_ranked_layout_is_trec_evals_order(tmp_path):
+    rng = np.random.default_rng(3)
+    lines, expected = [], {}
+    for q in ["q2", "q10", "q1"]:
+        docs = {f"d{rng.integers(0, 30)}": float(rng.integers(0, 3)) for _ in range(rng.integers(1, 12))}
+        lines += [f"{q} Q0 {d} 0 {s} t\n" for d, s in docs.items()]
+        expected[q.encode()] = sorted(docs, key=lambda d: (docs[d], d.encode()), reverse=True)
+    run = read_run(_write(tmp_path / "r", "".join(rng.permutation(lines))))
+    ranked = run.ranked()
+    for row, qid in zip(ranked.tolist(), run.qids.tolist()):
+        assert [run.docnos[i].decode() for i in row if i >= 0] == expected[qid]

@@ -70,6 +70,22 @@ class Run:
         (``indexes`` = query) in file order; ``doc`` breaks score ties as trec_eval does (larger first)."""
         return torch.from_numpy(self.score), torch.from_numpy(self.doc), torch.from_numpy(self.query)
 
+    def ranked(self) -> torch.Tensor:
+        """``[Q, K]`` doc ids of each query in trec_eval's order (score descending, then docno
+        descending), padded with -1: the ranked form's layout (``tn.ranked_ndcg``'s ``ranked_ids``).
+
+        Example:
+            >>> read_run("tests/trec/data/small.run").ranked()
+            tensor([[ 0,  3,  1],
+                    [ 4,  2, -1]])
+        """
+        order = np.lexsort((-self.doc, -self.score, self.query))
+        counts = self.lines_per_query
+        column = np.arange(order.size) - np.repeat(np.cumsum(counts) - counts, counts)
+        out = np.full((self.qids.size, max(int(counts.max(initial=0)), 1)), -1, dtype=np.int64)
+        out[self.query[order], column] = self.doc[order]
+        return torch.from_numpy(out)
+
 
 def _open(path: str | os.PathLike) -> object:
     if not isinstance(path, (str, os.PathLike)):
