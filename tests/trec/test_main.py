@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import gzip
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -62,10 +60,10 @@ def test_several_runs_share_the_qrels_and_write_one_tsv(capsys, tmp_path):
     assert len(rows) == 1 + 2 * 3 and rows[1].startswith("STANDARD\t301\t")
 
 
-def test_a_bad_file_exits_with_its_path_and_line(tmp_path):
+def test_a_bad_file_exits_with_its_path_and_line(tmp_path, capsys):
     bad = tmp_path / "bad.run"
     bad.write_text("301 Q0 doc 1 2.5 tag\n301 Q0 doc2 1 x tag\n")
-    done = subprocess.run([sys.executable, "-m", "torch_ndcg.trec", str(DATA / "qrels.test"), str(bad)],
-                          capture_output=True, text=True)
-    assert done.returncode == 2
-    assert f"{bad}:2: field 5 (score) must be a number, got b'x'" in done.stderr
+    with pytest.raises(SystemExit) as exit_:
+        main([str(DATA / "qrels.test"), str(bad)])
+    assert exit_.value.code == 2
+    assert f"{bad}:2: field 5 (score) must be a number, got b'x'" in capsys.readouterr().err
