@@ -155,6 +155,13 @@ def test_bad_arguments_are_refused_by_name(kwargs, error):
         trec.evaluate(DATA / "small.qrels", DATA / "small.run", **kwargs)
 
 
+def test_a_run_sharing_no_query_with_the_qrels_is_refused(tmp_path):
+    qrels = write_qrels(tmp_path / "q", {"301": {"x": 1}})
+    run = write_run(tmp_path / "r", {"q301": {"x": 1.0}})
+    with pytest.raises(ValueError, match="no query of run .*r is in qrels .*q"):
+        trec.evaluate(qrels, run)
+
+
 def test_bad_inputs_are_refused_by_type():
     with pytest.raises(TypeError, match="qrels must be a path"):
         trec.evaluate({"q": {"d": 1}}, DATA / "small.run")

@@ -36,8 +36,8 @@ def cases(draw):
         judged = draw(st.dictionaries(st.sampled_from(DOCNOS), st.integers(-1, 3), min_size=1, max_size=6))
         if any(rel >= 0 for rel in judged.values()):  # see trec_files.random_case
             qrels[prefix + q] = judged
-    if not qrels:
-        qrels[prefix + queries[0]] = {"a": 1}
+    if not set(qrels) & set(run):  # a run sharing no query with the qrels is refused
+        qrels[next(iter(run))] = {"a": 1}
     return qrels, run
 
 

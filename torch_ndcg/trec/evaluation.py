@@ -1,6 +1,7 @@
 """Evaluate a TREC run against qrels with trec_eval's conventions, returning tensors.
 
-Conventions (trec_eval 9's, checked against pytrec_eval and trec_eval's own test outputs):
+Conventions (trec_eval 9's, checked against pytrec_eval, trec_eval's own test outputs and a build
+of its current source):
 
 * Each query's run is ordered by score (float64, descending), ties broken by docno in
   **descending** byte order (``strcmp``); the file's rank column is ignored.
@@ -12,13 +13,15 @@ Conventions (trec_eval 9's, checked against pytrec_eval and trec_eval's own test
 * Queries evaluated: those in both the run and the qrels; with ``complete=True`` (``-c``) every
   query of the qrels, a query absent from the run scoring 0 (its R still counts in ``num_rel``).
   A query of the run absent from the qrels is ignored.
-* A query with no relevant document scores 0 on every measure.
+* A query with no relevant document scores 0 on every measure. A run that shares no query with
+  the qrels is refused (``ValueError``), as trec_eval refuses it.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,7 +91,7 @@ def evaluate(
     return Evaluation(run.tag, qids, per_query, _summary(wanted, per_query, run.tag, len(qids)))
 
 
-def _typed(value: object, name: str, reader: object) -> object:
+def _typed(value: object, name: str, reader: Callable[[str | os.PathLike], Qrels | Run]) -> Qrels | Run:
     if not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"{name} must be a path or what read_{name} returns, got {type(value).__name__}")
     return reader(value)
@@ -113,6 +116,8 @@ def _judged(qrels: Qrels, run: Run, level: int, complete: bool, gain: str) -> tu
     """
     qrels_of_run_query = _lookup(qrels.qids, run.qids)
     rows = np.arange(qrels.qids.size) if complete else np.unique(qrels_of_run_query[qrels_of_run_query >= 0])
+    if rows.size == 0:  # trec_eval stops here too, rather than report zeros
+        raise ValueError(f"no query of run {run.path} is in qrels {qrels.path}; check that the files match")
     row_of_qrels_query = np.full(qrels.qids.size + 1, -1, dtype=np.int64)  # [-1] stays -1
     row_of_qrels_query[rows] = np.arange(rows.size)
     row_of_run_query = row_of_qrels_query[qrels_of_run_query]
