@@ -10,6 +10,7 @@ TABLES = {
     "losses": "NeuralNDCG / ApproxNDCG forward+backward time and peak memory; the standard losses vs allRank",
     "metrics": "stateful metric classes in a validation loop against torchmetrics",
     "gpu": "CUDA: losses (dense, streaming, Triton) and the exact metric",
+    "trec": "TREC run evaluation (read + evaluate) against ranx and pytrec_eval",
 }
 
 

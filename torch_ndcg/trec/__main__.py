@@ -1,0 +1,96 @@
+"""``python -m torch_ndcg.trec QRELS RUN [RUN ...] [-q] [-c] [-l LEVEL] [-m MEASURE ...] [--tsv PATH]``.
+
+Prints what ``trec_eval`` prints for each run, in its format (``measure<TAB>qid<TAB>value``;
+``all`` for the average over queries, ``-q`` adds one block per query); the qrels are read once
+for all runs. ``--tsv`` also writes every per-query value, one row per (run, query) with full
+precision, for significance tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from .evaluation import Evaluation, evaluate
+from .names import COUNTS
+from .reader import read_qrels, read_run
+
+_NOT_PER_QUERY = ("runid", "num_q", "gm_map")  # trec_eval prints these on the "all" line only
+
+
+def _value(name: str, value: object) -> str:
+    if name == "runid":
+        return str(value)
+    if name in COUNTS or name == "num_q":
+        return str(int(round(float(value))))
+    return f"{float(value):6.4f}"
+
+
+def format_evaluation(result: Evaluation, per_query: bool = False) -> str:
+    """trec_eval's text for one run: ``-q`` blocks (if asked), then the ``all`` lines.
+
+    Example:
+        >>> from torch_ndcg.trec import evaluate
+        >>> print(format_evaluation(evaluate("tests/trec/data/small.qrels", "tests/trec/data/small.run",
+        ...                                  ["P.2", "map"])), end="")
+        map                   	all	0.6667
+        P_2                   	all	0.5000
+    """
+    lines = []
+    if per_query:
+        for i, qid in enumerate(result.qids):
+            for name, values in result.per_query.items():
+                if name not in _NOT_PER_QUERY:
+                    lines.append(f"{name:<22}\t{qid}\t{_value(name, values[i])}")
+    for name, value in result.summary.items():
+        lines.append(f"{name:<22}\tall\t{_value(name, value)}")
+    return "".join(line + "\n" for line in lines)
+
+
+def write_tsv(results: Sequence[Evaluation], out: TextIO) -> None:
+    """Per-query values of several runs as one table: ``runid qid <measure> ...``, full precision."""
+    names = list(results[0].per_query) if results else []
+    out.write("\t".join(["runid", "qid", *names]) + "\n")
+    for result in results:
+        columns = [result.per_query[name].tolist() for name in names]
+        for i, qid in enumerate(result.qids):
+            out.write("\t".join([result.runid, qid, *(repr(column[i]) for column in columns)]) + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m torch_ndcg.trec", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("qrels", help="qrels file: qid iter docno rel (.gz read as gzip)")
+    parser.add_argument("runs", nargs="+", help="run files: qid Q0 docno rank score tag (.gz read as gzip)")
+    parser.add_argument("-m", dest="measures", action="append", metavar="MEASURE",
+                        help="trec_eval measure, e.g. ndcg_cut.5,10 P.10 map (repeatable; default: "
+                             "trec_eval's official set less bpref and iprec_at_recall)")
+    parser.add_argument("-q", dest="per_query", action="store_true", help="also print every query's values")
+    parser.add_argument("-c", dest="complete", action="store_true",
+                        help="average over all queries of the qrels; those missing from a run score 0")
+    parser.add_argument("-l", dest="level", type=int, default=1, metavar="LEVEL",
+                        help="smallest judged value that counts as relevant (default 1)")
+    parser.add_argument("--gain", choices=("linear", "exp2"), default="linear",
+                        help="NDCG gain: the judged value (trec_eval, default) or 2**rel - 1")
+    parser.add_argument("--tsv", metavar="PATH", help="write every per-query value of every run to PATH")
+    args = parser.parse_args(argv)
+    try:
+        qrels = read_qrels(args.qrels)
+        results = []
+        for path in args.runs:
+            result = evaluate(qrels, read_run(path), args.measures, relevance_level=args.level,
+                              complete=args.complete, gain=args.gain)
+            sys.stdout.write(format_evaluation(result, args.per_query))
+            results.append(result)
+    except (OSError, ValueError, TypeError) as error:
+        parser.exit(2, f"python -m torch_ndcg.trec: error: {error}\n")
+    if args.tsv:
+        with open(args.tsv, "w", encoding="utf-8") as out:
+            write_tsv(results, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
