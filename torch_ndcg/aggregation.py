@@ -51,8 +51,29 @@ def reduce(values: Tensor, reduction: str, *, cutoff_dim: bool = False) -> Tenso
     return torch.where(torch.isnan(mean), 0.0, mean)  # a mean over no query is 0
 
 
-def reduce_queries(values: Tensor, many: bool, reduction: str) -> Tensor:
-    """Reduce ``[..., C]`` per-query values; a single cutoff (``many=False``) drops the C axis."""
+def weighted_reduce(values: Tensor, weights: Tensor, reduction: str) -> Tensor:
+    """``Σ w·v / Σ w`` (``"mean"``) or ``Σ w·v`` (``"sum"``) over the queries of ``[..., C]`` values
+    not skipped (NaN), with checked ``weights`` of the query shape ``[...]``; a mean of total weight
+    0 is 0."""
+    check_option("reduction", reduction, REDUCTIONS)
+    if reduction == "none":
+        raise ValueError('sample_weight weighs the mean or sum over queries: it has no effect with reduction="none"')
+    flat = values.reshape(-1, values.shape[-1])
+    weight = weights.reshape(-1, 1).to(flat.dtype).expand_as(flat)
+    kept = ~torch.isnan(flat)
+    total = torch.where(kept, flat * weight, 0.0).sum(0)
+    if reduction == "sum":
+        return total
+    mass = torch.where(kept, weight, 0.0).sum(0)
+    return torch.where(mass > 0, total / mass, 0.0)
+
+
+def reduce_queries(values: Tensor, many: bool, reduction: str, sample_weight: Tensor | None = None) -> Tensor:
+    """Reduce ``[..., C]`` per-query values (weighted by ``sample_weight``, already checked, of the
+    query shape); a single cutoff (``many=False``) drops the C axis."""
+    if sample_weight is not None:
+        reduced = weighted_reduce(values, sample_weight, reduction)
+        return reduced if many else reduced.squeeze(-1)
     if not many:
         values = values.squeeze(-1)
     return reduce(values, reduction, cutoff_dim=many)

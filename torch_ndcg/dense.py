@@ -27,6 +27,7 @@ from .validation import (
     check_same_shape,
     check_score_values,
     check_tensor,
+    check_weights,
 )
 
 
@@ -38,6 +39,10 @@ class DenseLists:
     gains: Tensor  # 0 at masked items
     relevance: Tensor  # 0 at masked items
     gains_nonnegative: bool  # the built-in gains of labels ≥ 0 (a callable gain may be negative)
+    threshold: float | None = None  # the binary metrics' relevance threshold (None: > 0)
+
+    def is_relevant(self) -> Tensor:
+        return d.is_relevant(self.relevance, self.threshold)
 
     @property
     def dtype(self) -> torch.dtype:
@@ -48,8 +53,17 @@ class DenseLists:
         return self.scores.shape[-1]
 
 
-def prepare(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, validate: bool) -> DenseLists:
-    """Check ``scores``/``relevance``/``mask`` ``[..., N]`` and compute the gains.
+def prepare(
+    scores: Tensor,
+    relevance: Tensor,
+    mask: Tensor | None,
+    gain: d.Gain,
+    validate: bool,
+    *,
+    weights: Tensor | None = None,
+    threshold: float | None = None,
+) -> DenseLists:
+    """Check ``scores``/``relevance``/``mask`` ``[..., N]`` and compute the gains (times ``weights``).
 
     Shape and dtype are always checked; values (NaN scores, negative labels, exp2 overflow,
     bad callable gains) only with ``validate``.
@@ -76,10 +90,13 @@ def prepare(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain
     gains = d.gains(real_relevance, gain, dtype)
     if validate and callable(gain):
         check_gain_values(gains, mask)
+    if weights is not None:
+        check_weights("weights", weights, scores.shape, mask, validate)
+        gains = gains * weights.to(dtype)
     if mask is not None:
         # A callable gain may give label 0 a non-zero gain: padding must still add nothing.
         gains = torch.where(mask, gains, torch.zeros_like(gains))
-    return DenseLists(float_scores, gains, real_relevance, gains_nonnegative=isinstance(gain, str))
+    return DenseLists(float_scores, gains, real_relevance, gains_nonnegative=isinstance(gain, str), threshold=threshold)
 
 
 def may_read_values(tensor: Tensor, validate: bool) -> bool:
@@ -102,7 +119,7 @@ def rank(lists: DenseLists, depth: int, ties: str, *, hits: bool, validate: bool
     relevance cannot matter). ``hits=False`` leaves out the relevant-item statistics, which
     gain-only metrics do not need.
     """
-    item_hits = (lists.relevance > 0).to(lists.dtype) if hits else None
+    item_hits = lists.is_relevant().to(lists.dtype) if hits else None
     if ties != "average":
         ranks = top_ranks(lists.scores, depth, tie_break=_tie_priority(lists.relevance, ties))
         return _ordered(lists.gains, item_hits, ranks.index)
@@ -129,7 +146,7 @@ class DenseQueries:
         return ideal_dcg(self.lists, cutoffs, discount)
 
     def relevant(self) -> Tensor:
-        return (self.lists.relevance > 0).sum(-1, keepdim=True).to(self.lists.dtype)
+        return self.lists.is_relevant().sum(-1, keepdim=True).to(self.lists.dtype)
 
     def listed(self) -> Tensor:
         return (self.lists.scores > -torch.inf).sum(-1, keepdim=True).to(self.lists.dtype)

@@ -35,6 +35,7 @@ from .validation import (
     check_relevance_values,
     check_same_shape,
     check_score_values,
+    check_weights,
 )
 
 
@@ -48,7 +49,7 @@ class Segments:
     count: int  # Q, the number of distinct indexes
     gains: Tensor  # [T] gains in the same sorted order
     size: Tensor  # [Q, 1] items per query
-    relevant_items: Tensor  # [Q, 1] items with relevance > 0 per query
+    relevant_items: Tensor  # [Q, 1] relevant items per query (relevance > 0, or ≥ the threshold)
 
     def sums(self, terms: Tensor, cutoffs: Cutoffs) -> Tensor:
         """``[T]`` per-slot terms → ``[Q, C]`` per-query sums over the slots ranked before each cutoff."""
@@ -143,16 +144,22 @@ def _runs(start: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     return run, _take(torch.cumsum(size, dim=0) - size, run), size
 
 
-def select(scores: Tensor, relevance: Tensor, indexes: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
-    """Check the flat inputs' shapes and dtypes (no value is read) and keep the items ``mask`` marks."""
+def select(
+    scores: Tensor, relevance: Tensor, indexes: Tensor, mask: Tensor | None, weights: Tensor | None = None
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+    """Check the flat inputs' shapes and dtypes (no value is read) and keep the items ``mask`` marks
+    (with their ``weights``)."""
     _check_flat(scores, relevance, indexes)
     check_mask(mask, scores.shape)
+    if weights is not None:
+        check_weights("weights", weights, scores.shape, None, validate=False)
     if mask is None:
-        return scores, relevance, indexes
+        return scores, relevance, indexes, weights
     scores, relevance, indexes = scores[mask], relevance[mask], indexes[mask]
+    weights = None if weights is None else weights[mask]
     if scores.shape[0] == 0:
         raise ValueError("mask keeps no item: there is no query to evaluate")
-    return scores, relevance, indexes
+    return scores, relevance, indexes, weights
 
 
 def _check_flat(scores: Tensor, relevance: Tensor, indexes: Tensor) -> None:
@@ -173,6 +180,7 @@ class Rows(NamedTuple):
     scores: Tensor
     relevance: Tensor
     mask: Tensor | None  # None when every query has exactly L items
+    weights: Tensor | None = None  # the items' weights, when given
 
 
 # Padding every query to the longest is worth it (the dense kernels need no segment
@@ -180,7 +188,7 @@ class Rows(NamedTuple):
 _MAX_PADDING = 2
 
 
-def as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor) -> Rows | None:
+def as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor, weights: Tensor | None = None) -> Rows | None:
     """``[Q, L]`` rows (ascending index order) when padding is cheap, else None.
 
     One stable sort by index (skipped when ids already ascend) keeps each query's items in
@@ -193,11 +201,15 @@ def as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor) -> Rows | None:
         # Sorting 32-bit keys is about twice as fast as 64-bit ones on CPU.
         ids, order = torch.sort(indexes.int() if _fits_half_word(indexes) else indexes, stable=True)
         scores, relevance = _take(scores, order), _take(relevance, order)
+        weights = None if weights is None else _take(weights, order)
     start = _starts(ids)
     count = int(start.sum())
     if total % count == 0 and bool(start.view(count, -1)[:, 0].all()):
         # Exactly one run start at the head of every equal slice: every query has total/count items.
-        return Rows(scores.reshape(count, -1), relevance.reshape(count, -1), None)
+        return Rows(
+            scores.reshape(count, -1), relevance.reshape(count, -1), None,
+            None if weights is None else weights.reshape(count, -1),
+        )
     query, first, size = _runs(start)
     longest = int(size.max())
     if count * longest > _MAX_PADDING * total:
@@ -205,14 +217,27 @@ def as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor) -> Rows | None:
     slot = query * longest + torch.arange(total, device=ids.device) - first
     padded = count * longest
     mask = torch.zeros(padded, dtype=torch.bool, device=ids.device).index_fill_(0, slot, True)
+
+    def padded_rows(values: Tensor) -> Tensor:
+        return values.new_zeros(padded).index_copy_(0, slot, values).view(count, longest)
+
     return Rows(
-        scores.new_zeros(padded).index_copy_(0, slot, scores).view(count, longest),
-        relevance.new_zeros(padded).index_copy_(0, slot, relevance).view(count, longest),
-        mask.view(count, longest),
+        padded_rows(scores), padded_rows(relevance), mask.view(count, longest),
+        None if weights is None else padded_rows(weights),
     )
 
 
-def rank(scores: Tensor, relevance: Tensor, indexes: Tensor, *, gain: d.Gain, ties: str, validate: bool) -> Segments:
+def rank(
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    *,
+    gain: d.Gain,
+    ties: str,
+    validate: bool,
+    weights: Tensor | None = None,
+    threshold: float | None = None,
+) -> Segments:
     """Rank every query segment of checked flat inputs (tie-aware, no loop over queries).
 
     ``ties="first"`` ranks the earlier item of the flat input first; ``"worst"``/``"best"``
@@ -232,7 +257,10 @@ def rank(scores: Tensor, relevance: Tensor, indexes: Tensor, *, gain: d.Gain, ti
     gains = d.gains(real_relevance, gain, dtype)
     if validate and callable(gain):
         check_gain_values(gains, None)
-    hits = (real_relevance > 0).to(dtype)
+    if weights is not None:
+        check_weights("weights", weights, scores.shape, None, validate)
+        gains = gains * _take(weights, order).to(dtype)
+    hits = d.is_relevant(real_relevance, threshold).to(dtype)
 
     query, query_first, query_size = _runs(query_start)
     count = int(query[-1]) + 1  # synchronises: the output has one value per query

@@ -38,7 +38,7 @@ from torch import Tensor
 from . import definitions as d
 from . import functional, ranked
 from .functional import ScoredMetric
-from .options import EMPTY, TIES, Empty, Ties
+from .options import EMPTY, TIES, ApNormaliser, Empty, Ties
 from .ranked import RankedMetric
 from .validation import (
     as_float_scores,
@@ -50,6 +50,7 @@ from .validation import (
     check_same_shape,
     check_score_values,
     check_tensor,
+    check_threshold,
 )
 
 try:
@@ -162,10 +163,14 @@ class _Accumulated(Metric):
         return {name if k is None else f"{name}@{k}": value for k, value in zip(self.cutoffs, means)}
 
 
+_METRIC_SPECIFIC = ("gain", "discount", "empty", "threshold", "ap_normaliser", "adaptive_k")
+
+
 def _check_options(function: ScoredMetric | RankedMetric, options: dict[str, Any]) -> None:
     """Refuse a bad option when the metric is built, not at the first ``update``."""
-    function.metric.check_options(gain=options["gain"], discount=options["discount"], empty=options["empty"])
+    function.metric.check_options(**{key: options[key] for key in _METRIC_SPECIFIC})
     check_option("empty", options["empty"], EMPTY)
+    check_threshold(options["threshold"])
     check_option("ties", options.get("ties", "average"), TIES)
     d.resolve_gain(options["gain"])
     d.resolve_discount(options["discount"])
@@ -185,13 +190,18 @@ class _ScoredMetric(_Accumulated):
         *,
         gain: d.Gain = "linear",
         discount: d.Discount = "log2",
+        threshold: float | None = None,
+        ap_normaliser: ApNormaliser = "min_r_k",
+        adaptive_k: bool = False,
         ties: Ties = "average",
         empty: Empty = "zero",
         validate: bool = True,
         **kwargs: Any,
     ) -> None:
         """Options as in :func:`torch_ndcg.ndcg`; ``kwargs`` go to :class:`torchmetrics.Metric`."""
-        options = dict(gain=gain, discount=discount, ties=ties, empty=empty)
+        options = dict(gain=gain, discount=discount, ties=ties, empty=empty,
+            threshold=threshold, ap_normaliser=ap_normaliser, adaptive_k=adaptive_k,
+        )
         super().__init__(type(self)._function, k, options, validate, **kwargs)
         self.add_state("flat_scores", [], dist_reduce_fx="cat")
         self.add_state("flat_relevance", [], dist_reduce_fx="cat")
@@ -284,12 +294,17 @@ class _RankedMetric(_Accumulated):
         pad_id: int = -1,
         gain: d.Gain = "linear",
         discount: d.Discount = "log2",
+        threshold: float | None = None,
+        ap_normaliser: ApNormaliser = "min_r_k",
+        adaptive_k: bool = False,
         empty: Empty = "zero",
         validate: bool = True,
         **kwargs: Any,
     ) -> None:
         """Options as in :func:`torch_ndcg.ranked.ndcg`; ``kwargs`` go to :class:`torchmetrics.Metric`."""
-        options = dict(pad_id=pad_id, gain=gain, discount=discount, empty=empty)
+        options = dict(pad_id=pad_id, gain=gain, discount=discount, empty=empty,
+            threshold=threshold, ap_normaliser=ap_normaliser, adaptive_k=adaptive_k,
+        )
         super().__init__(type(self)._function, k, options, validate, **kwargs)
 
     def update(self, ranked_ids: Tensor, target_ids: Tensor, target_relevance: Tensor | None = None) -> None:

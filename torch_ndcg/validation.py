@@ -145,3 +145,29 @@ def check_gain_values(gains: Tensor, mask: Tensor | None) -> None:
             "gain returned NaN, infinite or negative values for real labels; a gain callable must "
             "give finite gains ≥ 0 (for large labels use float64 relevance, or a bounded gain)"
         )
+
+
+def check_threshold(threshold: object) -> float | None:
+    """A relevance threshold is ``None`` or a finite number > 0 (at 0, every item and the padding
+    would count as relevant)."""
+    if threshold is None:
+        return None
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        raise ValueError(f"threshold must be a finite number > 0 or None, got {threshold!r}")
+    if threshold <= 0:
+        raise ValueError(f"threshold must be > 0 (labels are ≥ 0, so every item would be relevant), got {threshold!r}")
+    return float(threshold)
+
+
+def check_weights(name: str, weights: object, shape: torch.Size, mask: Tensor | None, validate: bool) -> None:
+    """Weights are a real tensor of ``shape``; with ``validate``, finite and ≥ 0 where not masked
+    (synchronises)."""
+    check_tensor(name, weights)
+    if weights.is_complex() or weights.dtype == torch.bool:
+        raise TypeError(f"{name} must be a real (integer or floating point) tensor, got {weights.dtype}")
+    if weights.shape != shape:
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(weights.shape)}")
+    if validate and weights.numel():
+        smallest, largest = _unmasked(weights, mask).double().aminmax()
+        if not (smallest.item() >= 0 and math.isfinite(largest.item())):
+            raise ValueError(f"{name} must be finite and ≥ 0, got negative, infinite or NaN values")
