@@ -261,3 +261,25 @@ def test_sample_weight_skips_with_the_query_and_is_checked() -> None:
         tn.mrr(scores, labels, sample_weight=torch.ones(3))
     with pytest.raises(ValueError, match="sample_weight"):
         tn.mrr(scores, labels, sample_weight=weight, reduction="none")
+
+
+def test_sample_weight_and_weights_in_the_classes_match_the_functional_form() -> None:
+    generator = torch.Generator().manual_seed(6)
+    scores, labels = torch.rand(2, 5, 6, generator=generator), torch.randint(0, 3, (2, 5, 6), generator=generator)
+    item, query = torch.rand(2, 5, 6, generator=generator), torch.rand(2, 5, generator=generator)
+    metric = tn.metrics.NDCG(k=(2, None), empty="skip")
+    for batch in range(2):
+        metric.update(scores[batch], labels[batch], weights=item[batch], sample_weight=query[batch])
+    expected = tn.ndcg(scores, labels, (2, None), weights=item, sample_weight=query, empty="skip")
+    torch.testing.assert_close(torch.stack(list(metric.compute().values())), expected)
+    ranked = tn.metrics.RankedMRR(threshold=2)
+    ids, target = scores[0].argsort(-1, descending=True), torch.arange(6).expand(5, 6)
+    ranked.update(ids, target, labels[0], sample_weight=query[0])
+    torch.testing.assert_close(
+        ranked.compute(), tn.ranked.mrr(ids, target, labels[0], threshold=2, sample_weight=query[0])
+    )
+    with pytest.raises(ValueError, match="sample_weight"):
+        metric.update(scores[0].reshape(-1), labels[0].reshape(-1), indexes=torch.zeros(30, dtype=torch.long),
+                      sample_weight=query[0])
+    with pytest.raises(ValueError, match="sample_weight must have shape"):
+        metric.update(scores[0], labels[0], sample_weight=query[0, :2])

@@ -58,14 +58,19 @@ def weighted_reduce(values: Tensor, weights: Tensor, reduction: str) -> Tensor:
     check_option("reduction", reduction, REDUCTIONS)
     if reduction == "none":
         raise ValueError('sample_weight weighs the mean or sum over queries: it has no effect with reduction="none"')
-    flat = values.reshape(-1, values.shape[-1])
-    weight = weights.reshape(-1, 1).to(flat.dtype).expand_as(flat)
-    kept = ~torch.isnan(flat)
-    total = torch.where(kept, flat * weight, 0.0).sum(0)
+    total, mass = weighted_sums(values, weights)
     if reduction == "sum":
         return total
-    mass = torch.where(kept, weight, 0.0).sum(0)
     return torch.where(mass > 0, total / mass, 0.0)
+
+
+def weighted_sums(values: Tensor, weights: Tensor, dtype: torch.dtype | None = None) -> tuple[Tensor, Tensor]:
+    """``[C]`` sums ``Σ w·v`` and ``Σ w`` over the queries of ``[..., C]`` values that are not
+    skipped (NaN), for ``weights`` of the query shape ``[...]``, in ``dtype`` (default: the values')."""
+    flat = values.reshape(-1, values.shape[-1]).to(dtype or values.dtype)
+    weight = weights.reshape(-1, 1).to(flat.dtype).expand_as(flat)
+    kept = ~torch.isnan(flat)
+    return torch.where(kept, flat * weight, 0.0).sum(0), torch.where(kept, weight, 0.0).sum(0)
 
 
 def reduce_queries(values: Tensor, many: bool, reduction: str, sample_weight: Tensor | None = None) -> Tensor:

@@ -39,6 +39,7 @@ from . import definitions as d
 from . import functional, ranked
 from .functional import ScoredMetric
 from .options import EMPTY, TIES, ApNormaliser, Empty, Ties
+from .aggregation import weighted_sums
 from .ranked import RankedMetric
 from .validation import (
     as_float_scores,
@@ -51,6 +52,7 @@ from .validation import (
     check_score_values,
     check_tensor,
     check_threshold,
+    check_weights,
 )
 
 try:
@@ -145,18 +147,23 @@ class _Accumulated(Metric):
         tag = _fingerprint(type(self).__name__, self.cutoffs, options)
         self._total, self._count = f"total_{tag}", f"count_{tag}"
         size = len(self.cutoffs)
-        # float64 sum and int64 count: exact enough over millions of queries.
+        # float64 sum and count (the queries' total sample_weight; exact counts up to 2**53).
         self.add_state(self._total, torch.zeros(size, dtype=torch.float64), dist_reduce_fx="sum")
-        self.add_state(self._count, torch.zeros(size, dtype=torch.long), dist_reduce_fx="sum")
+        self.add_state(self._count, torch.zeros(size, dtype=torch.float64), dist_reduce_fx="sum")
 
-    def _accumulate(self, values: Tensor) -> None:
-        total, count = _sum_and_count(values)
+    def _accumulate(self, values: Tensor, sample_weight: Tensor | None = None) -> None:
+        if sample_weight is None:
+            total, count = _sum_and_count(values)
+        else:
+            check_weights("sample_weight", sample_weight, values.shape[:-1], None, self.validate)
+            total, count = weighted_sums(values, sample_weight, torch.float64)
         getattr(self, self._total).add_(total)
         getattr(self, self._count).add_(count)
 
     def _result(self, total: Tensor, count: Tensor) -> Result:
-        # A mean over nothing (no update, or every query skipped) is 0, as in the functional form.
-        means = (total / count.clamp(min=1)).to(self.dtype)
+        # A mean over nothing (no update, every query skipped, or a total weight of 0) is 0, as in
+        # the functional form.
+        means = torch.where(count > 0, total / count, 0.0).to(self.dtype)
         if not self._many:
             return means[0]
         name = self._function.__name__
@@ -214,6 +221,8 @@ class _ScoredMetric(_Accumulated):
         *,
         mask: Tensor | None = None,
         indexes: Tensor | None = None,
+        weights: Tensor | None = None,
+        sample_weight: Tensor | None = None,
     ) -> None:
         """Add a dense batch ``[..., N]`` (one query per row), or flat rows of queries ``indexes``.
 
@@ -222,8 +231,17 @@ class _ScoredMetric(_Accumulated):
             relevance: labels ≥ 0 of the same shape.
             mask: bool, ``True`` for real items (dense: padding; flat: rows to keep).
             indexes: integer query id of every item (flat form); a query may span batches.
+            weights: per-item weights of the scores' shape (rax's ``weights``; dense form only).
+            sample_weight: per-query weights ``[...]`` in the mean (scikit-learn's
+                ``sample_weight``; dense form only).
         """
         if indexes is not None:
+            if weights is not None or sample_weight is not None:
+                # A flat query may span batches: its weights would have to be kept per item.
+                raise ValueError(
+                    "weights and sample_weight are taken by the dense form of update (one query per row), "
+                    "not with indexes; use the functional form for flat weighted queries"
+                )
             self._store(scores, relevance, mask, indexes)
             return
         # Inference mode skips autograd's bookkeeping on every small kernel: the values only
@@ -231,9 +249,9 @@ class _ScoredMetric(_Accumulated):
         with torch.inference_mode():
             values = self._function(
                 scores, relevance, self.cutoffs, mask=mask, reduction="none", validate=self.validate,
-                **self._options,
+                weights=weights, **self._options,
             )
-            self._accumulate(values)
+            self._accumulate(values, sample_weight)
 
     def _store(self, scores: Tensor, relevance: Tensor, mask: Tensor | None, indexes: Tensor) -> None:
         check_tensor("scores", scores)
@@ -307,14 +325,24 @@ class _RankedMetric(_Accumulated):
         )
         super().__init__(type(self)._function, k, options, validate, **kwargs)
 
-    def update(self, ranked_ids: Tensor, target_ids: Tensor, target_relevance: Tensor | None = None) -> None:
-        """Add a batch of recommended lists (best first) and their ground truth; ``pad_id`` pads both."""
+    def update(
+        self,
+        ranked_ids: Tensor,
+        target_ids: Tensor,
+        target_relevance: Tensor | None = None,
+        *,
+        weights: Tensor | None = None,
+        sample_weight: Tensor | None = None,
+    ) -> None:
+        """Add a batch of recommended lists (best first) and their ground truth; ``pad_id`` pads both.
+        ``weights`` (of ``target_ids``' shape) and ``sample_weight`` (one per list) as in
+        :func:`torch_ndcg.ranked.ndcg`."""
         with torch.inference_mode():  # as in the dense form: only the states keep anything
             values = self._function(
                 ranked_ids, target_ids, target_relevance, self.cutoffs, reduction="none",
-                validate=self.validate, **self._options,
+                validate=self.validate, weights=weights, **self._options,
             )
-            self._accumulate(values)
+            self._accumulate(values, sample_weight)
 
     def compute(self) -> Result:
         return self._result(getattr(self, self._total), getattr(self, self._count))

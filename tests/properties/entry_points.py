@@ -13,14 +13,32 @@ from dataclasses import dataclass
 
 import torch
 from hypothesis import strategies as st
-from hostile import CUTOFFS, DISCOUNTS, EMPTIES, GAINS, REDUCTIONS, TIES, list_shapes, masks, values
+from hostile import (
+    ADAPTIVE_K,
+    AP_NORMALISERS,
+    CUTOFFS,
+    DISCOUNTS,
+    EMPTIES,
+    GAINS,
+    REDUCTIONS,
+    THRESHOLDS,
+    TIES,
+    list_shapes,
+    masks,
+    values,
+    weights,
+)
 
 import torch_ndcg as tn
 from torch_ndcg.data import RankingDataset, pad_batch
 
 SCORED = ["ndcg", "dcg", "cg", "mrr", "precision", "recall", "hit_rate", "average_precision"]
 RANKED = ["ndcg", "dcg", "mrr", "precision", "recall", "hit_rate", "average_precision"]
-METRIC_OPTIONS = ("k", "mask", "indexes", "gain", "discount", "ties", "empty", "reduction", "validate")
+METRIC_OPTIONS = (
+    "k", "mask", "indexes", "gain", "discount", "ties", "empty", "reduction", "validate",
+    "weights", "sample_weight", "threshold", "ap_normaliser", "adaptive_k",
+)
+GRADED = ("ndcg", "dcg", "cg")
 
 
 @dataclass
@@ -44,12 +62,20 @@ def _options(draw: st.DrawFn) -> dict:
 def _metric_options(name: str, options: dict, draw: st.DrawFn) -> dict:
     """Options a metric takes, plus (sometimes) one it refuses."""
     keep = dict(options)
-    if name not in ("ndcg", "dcg", "cg") and draw(st.booleans()):
+    keep.update(threshold=draw(THRESHOLDS), ap_normaliser=draw(AP_NORMALISERS), adaptive_k=draw(ADAPTIVE_K))
+    refused = draw(st.booleans())
+    if name not in GRADED and not refused:
         keep.pop("gain")
-    if name not in ("ndcg", "dcg") and draw(st.booleans()):
+    if name not in ("ndcg", "dcg") and not refused:
         keep.pop("discount")
-    if name in ("dcg", "cg") and draw(st.booleans()):
+    if name in ("dcg", "cg") and not refused:
         keep.pop("empty")
+    if name in GRADED and not refused:
+        keep.pop("threshold")
+    if name != "average_precision" and not refused:
+        keep.pop("ap_normaliser")
+    if name != "precision" and not refused:
+        keep.pop("adaptive_k")
     return keep
 
 
@@ -71,6 +97,11 @@ def scored_metric(name: str) -> Callable[[st.DataObject], Case]:
             indexes = draw(st.sampled_from(["ids", "ids", "float", "short"]))
             ids = torch.tensor(draw(st.lists(st.integers(-3, 3), min_size=count, max_size=count)), dtype=torch.long)
             indexes = {"ids": ids, "float": ids.float(), "short": ids[: max(count - 1, 0)]}[indexes]
+        if name in GRADED or draw(st.booleans()):
+            options["weights"] = draw(weights(tuple(scores.shape)))
+        if draw(st.booleans()):
+            queries = (len(torch.unique(indexes)),) if isinstance(indexes, torch.Tensor) else tuple(scores.shape[:-1])
+            options["sample_weight"] = draw(weights(queries))
 
         def call(validate: bool) -> object:
             return fn(scores, relevance, k, indexes=indexes, mask=mask, validate=validate, **options)
@@ -80,10 +111,13 @@ def scored_metric(name: str) -> Callable[[st.DataObject], Case]:
             # The same queries as flat items with query ids: one value per row, in row order.
             rows = torch.arange(shape[0]).unsqueeze(-1).expand(shape)
             per_query = {**options, "reduction": "none"}
+            per_query.pop("sample_weight", None)
+            item_weights = per_query.pop("weights", None)
 
             def other() -> object:
-                flat = fn(scores[mask], relevance[mask], k, indexes=rows[mask], **per_query)
-                return flat, fn(scores, relevance, k, mask=mask, **per_query)
+                flat_weights = item_weights[mask] if isinstance(item_weights, torch.Tensor) else item_weights
+                flat = fn(scores[mask], relevance[mask], k, indexes=rows[mask], weights=flat_weights, **per_query)
+                return flat, fn(scores, relevance, k, mask=mask, weights=item_weights, **per_query)
 
         return Case(
             call, ("scores", "relevance", *METRIC_OPTIONS),
@@ -126,6 +160,10 @@ def ranked_metric(name: str) -> Callable[[st.DataObject], Case]:
         k, pad_id = draw(CUTOFFS), draw(st.sampled_from([-1, -1, 0, True, "x", 1.5]))
         options = _metric_options(name, _options(draw), draw)
         options.pop("ties")
+        if name in GRADED or draw(st.booleans()):
+            options["weights"] = draw(weights(tuple(target_ids.shape)))
+        if draw(st.booleans()):
+            options["sample_weight"] = draw(weights(tuple(ranked_ids.shape[:-1])))
         return Case(
             lambda validate: fn(ranked_ids, target_ids, relevance, k, pad_id=pad_id, validate=validate, **options),
             ("ranked_ids", "target_ids", "target_relevance", "k", "pad_id", *METRIC_OPTIONS),
@@ -230,13 +268,19 @@ def metric_class(data: st.DataObject) -> Case:
         mask = None
         indexes = torch.tensor(draw(st.lists(st.integers(0, 2), min_size=scores.shape[0], max_size=scores.shape[0])))
 
+    per_batch = {}
+    if draw(st.booleans()):
+        per_batch["weights"] = draw(weights(tuple(scores.shape)))
+    if draw(st.booleans()):
+        per_batch["sample_weight"] = draw(weights(tuple(scores.shape[:-1])))
+
     def call(validate: bool) -> object:
         metric = getattr(tn.metrics, cls)(k, validate=validate, **options)
-        metric.update(scores, relevance, mask=mask, indexes=indexes)
+        metric.update(scores, relevance, mask=mask, indexes=indexes, **per_batch)
         return metric.compute()
 
     def functional() -> object:
-        value = getattr(tn, name)(scores, relevance, k, mask=mask, indexes=indexes, **options)
+        value = getattr(tn, name)(scores, relevance, k, mask=mask, indexes=indexes, **options, **per_batch)
         result = call(True)  # one value per cutoff: a scalar, or a dict in cutoff order
         return (torch.stack(list(result.values())) if isinstance(result, dict) else result), value
 
