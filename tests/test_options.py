@@ -283,3 +283,59 @@ def test_sample_weight_and_weights_in_the_classes_match_the_functional_form() ->
                       sample_weight=query[0])
     with pytest.raises(ValueError, match="sample_weight must have shape"):
         metric.update(scores[0], labels[0], sample_weight=query[0, :2])
+
+
+# --- aggregation and ignore_index: torchmetrics' retrieval-metric options ---------------------------
+
+
+def _third_quartile(values: torch.Tensor, dim=None) -> torch.Tensor:
+    return values.quantile(0.75)
+
+
+@pytest.mark.parametrize("aggregation", ["mean", "median", "min", "max", _third_quartile])
+def test_aggregation_matches_torchmetrics(aggregation) -> None:
+    from torchmetrics.retrieval import RetrievalMRR, RetrievalRecall
+
+    scores, labels, indexes = _ragged(7)
+    labels[indexes == 3] = False  # a query with nothing relevant: torchmetrics counts it as 0
+    for ours, theirs in ((tn.metrics.MRR(aggregation=aggregation), RetrievalMRR(aggregation=aggregation)),
+                         (tn.metrics.Recall(3, aggregation=aggregation), RetrievalRecall(top_k=3, aggregation=aggregation))):
+        expected = _torchmetrics(theirs, scores, labels, indexes)
+        torch.testing.assert_close(_torchmetrics(ours, scores, labels, indexes), expected, atol=1e-6, rtol=0)
+    # The dense form keeps the same per-query values (equal-size queries as rows).
+    rows, row_labels = scores[:40].reshape(8, 5), labels[:40].reshape(8, 5)
+    dense = tn.metrics.MRR(aggregation=aggregation)
+    dense.update(rows[:3], row_labels[:3])
+    dense.update(rows[3:], row_labels[3:])
+    values = tn.mrr(rows, row_labels, reduction="none")
+    expected = tn.aggregation.resolve_aggregation(aggregation)(values, dim=None)
+    torch.testing.assert_close(dense.compute(), expected)
+
+
+def test_aggregation_skips_like_the_mean_and_is_checked() -> None:
+    metric = tn.metrics.NDCG(k=(1, None), aggregation="min", empty="skip")
+    metric.update(torch.tensor([[1.0, 2.0], [1.0, 2.0]]), torch.tensor([[0, 0], [1, 0]]))
+    assert {key: value.item() for key, value in metric.compute().items()} == {"ndcg@1": 0.0, "ndcg": pytest.approx(0.6309, abs=1e-4)}
+    with pytest.warns(UserWarning, match="before the ``update``"):
+        assert tn.metrics.MRR(aggregation="max").compute().item() == 0.0  # nothing seen
+    with pytest.raises(ValueError, match="aggregation must be one of"):
+        tn.metrics.MRR(aggregation="average")
+    with pytest.raises(ValueError, match="sample_weight"):
+        tn.metrics.MRR(aggregation="median").update(torch.rand(2, 3), torch.ones(2, 3), sample_weight=torch.ones(2))
+
+
+def test_ignore_index_matches_torchmetrics() -> None:
+    from torchmetrics.retrieval import RetrievalNormalizedDCG
+
+    scores, labels, indexes = _ragged(8)
+    target = labels.long()
+    target[::4] = -100  # ignored items
+    expected = _torchmetrics(RetrievalNormalizedDCG(ignore_index=-100), scores, target, indexes)
+    ours = _torchmetrics(tn.metrics.NDCG(ignore_index=-100), scores, target, indexes)
+    torch.testing.assert_close(ours, expected, atol=1e-6, rtol=0)
+    dense = tn.metrics.NDCG(ignore_index=-1)
+    rows, row_target = scores[:40].reshape(8, 5), torch.where(target[:40] == -100, -1, target[:40]).reshape(8, 5)
+    dense.update(rows, row_target)
+    torch.testing.assert_close(dense.compute(), tn.ndcg(rows, row_target.clamp(min=0), mask=row_target != -1))
+    with pytest.raises(TypeError, match="ignore_index"):
+        tn.metrics.NDCG(ignore_index=-1.5)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
@@ -82,3 +84,48 @@ def reduce_queries(values: Tensor, many: bool, reduction: str, sample_weight: Te
     if not many:
         values = values.squeeze(-1)
     return reduce(values, reduction, cutoff_dim=many)
+
+
+def _median(values: Tensor, dim: int | None = None) -> Tensor:
+    return values.median()  # the lower of the two middle values, as torch and torchmetrics
+
+
+def _min(values: Tensor, dim: int | None = None) -> Tensor:
+    return values.min()
+
+
+def _max(values: Tensor, dim: int | None = None) -> Tensor:
+    return values.max()
+
+
+def _mean(values: Tensor, dim: int | None = None) -> Tensor:
+    return values.mean()
+
+
+AGGREGATIONS: dict[str, Callable[..., Tensor]] = {"mean": _mean, "median": _median, "min": _min, "max": _max}
+
+
+def resolve_aggregation(aggregation: object) -> Callable[..., Tensor]:
+    """torchmetrics' ``aggregation``: ``"mean"``, ``"median"``, ``"min"``, ``"max"`` or a callable
+    ``f(values, dim=None)`` of the 1-D per-query values, returning a scalar tensor."""
+    if callable(aggregation):
+        return aggregation
+    if isinstance(aggregation, str) and aggregation in AGGREGATIONS:
+        return AGGREGATIONS[aggregation]
+    raise ValueError(f"aggregation must be one of {tuple(AGGREGATIONS)} or a callable, got {aggregation!r}")
+
+
+def aggregate_columns(values: Tensor, aggregation: Callable[..., Tensor]) -> Tensor:
+    """``[Q, C]`` per-query values (NaN = skipped) → ``[C]``, ``aggregation`` of each cutoff's
+    values that are not skipped (0 when none is left, as a mean over no query)."""
+    results = []
+    for column in values.unbind(-1):
+        kept = column[~torch.isnan(column)]
+        if kept.numel() == 0:
+            results.append(column.new_zeros(()))
+            continue
+        result = torch.as_tensor(aggregation(kept, dim=None), dtype=column.dtype, device=column.device)
+        if result.numel() != 1:
+            raise ValueError(f"aggregation must return one value per cutoff, got shape {tuple(result.shape)}")
+        results.append(result.reshape(()))
+    return torch.stack(results)

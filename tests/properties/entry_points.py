@@ -256,6 +256,8 @@ def metric_class(data: st.DataObject) -> Case:
            "hit_rate": "HitRate", "average_precision": "AveragePrecision"}[name]
     options = _metric_options(name, _options(draw), draw)
     options.pop("reduction")
+    options["aggregation"] = draw(st.sampled_from(["mean", "mean", "median", "min", "max", "avg", lambda v, dim=None: v.sum()]))
+    options["ignore_index"] = draw(st.sampled_from([None, None, -1, 0, 1.5]))
     k = draw(CUTOFFS)
     shape = draw(list_shapes())
     scores = draw(values(shape, hostile=draw(st.booleans())))
@@ -280,11 +282,20 @@ def metric_class(data: st.DataObject) -> Case:
         return metric.compute()
 
     def functional() -> object:
-        value = getattr(tn, name)(scores, relevance, k, mask=mask, indexes=indexes, **options, **per_batch)
+        # Only the mean has a functional counterpart; ignore_index is the mask it stands for.
+        plain = {key: value for key, value in options.items() if key not in ("aggregation", "ignore_index")}
+        kept = mask
+        if options["ignore_index"] is not None:
+            kept = relevance != options["ignore_index"] if mask is None else mask & (relevance != options["ignore_index"])
+        value = getattr(tn, name)(scores, relevance, k, mask=kept, indexes=indexes, **plain, **per_batch)
         result = call(True)  # one value per cutoff: a scalar, or a dict in cutoff order
         return (torch.stack(list(result.values())) if isinstance(result, dict) else result), value
 
-    return Case(call, ("scores", "relevance", *METRIC_OPTIONS), other_route=functional if scores.numel() else None)
+    comparable = scores.numel() and options["aggregation"] == "mean"
+    return Case(
+        call, ("scores", "relevance", "aggregation", "ignore_index", *METRIC_OPTIONS),
+        other_route=functional if comparable else None,
+    )
 
 
 def data_helpers(data: st.DataObject) -> Case:
