@@ -23,9 +23,10 @@ RAX_INPUTS = {key: torch.tensor(value, dtype=torch.float64) for key, value in RA
 RAX_MASK = RAX_INPUTS["where"].bool()
 
 
-def every_form(name: str, scores, relevance, k, mask=None, **options) -> dict[str, torch.Tensor]:
+def every_form(name: str, scores, relevance, k, mask=None, ranked: bool = True, **options) -> dict[str, torch.Tensor]:
     """Per-query values of metric ``name`` in the dense, flat and ranked forms of the same queries
-    (rows of ``[B, N]``; each ranked list holds every unmasked item, in score order)."""
+    (rows of ``[B, N]``; each ranked list holds every unmasked item with a score above -inf, in
+    score order; the others are targets it never recommended)."""
     mask = torch.ones_like(scores, dtype=torch.bool) if mask is None else mask
     weights = options.pop("weights", None)
     dense = getattr(tn, name)(scores, relevance, k, mask=mask, reduction="none", weights=weights, **options)
@@ -35,9 +36,11 @@ def every_form(name: str, scores, relevance, k, mask=None, **options) -> dict[st
         weights=None if weights is None else weights[mask], **options,
     )
     forms = {"dense": dense, "flat": flat}
-    if hasattr(tn.ranked, name):
+    if ranked and hasattr(tn.ranked, name):
+        options.pop("allow_unretrieved", None)  # the ranked layout never lists an unretrieved target
         order = scores.masked_fill(~mask, -torch.inf).argsort(dim=-1, descending=True, stable=True)
-        ranked_ids = torch.where(mask.gather(-1, order), order, -1)
+        listed = mask & (scores > -torch.inf)
+        ranked_ids = torch.where(listed.gather(-1, order), order, -1)
         target_ids = torch.where(mask, torch.arange(scores.shape[-1]).expand_as(scores), -1)
         forms["ranked"] = getattr(tn.ranked, name)(
             ranked_ids, target_ids, relevance, k, reduction="none", weights=weights, **options
@@ -339,3 +342,40 @@ def test_ignore_index_matches_torchmetrics() -> None:
     torch.testing.assert_close(dense.compute(), tn.ndcg(rows, row_target.clamp(min=0), mask=row_target != -1))
     with pytest.raises(TypeError, match="ignore_index"):
         tn.metrics.NDCG(ignore_index=-1.5)
+
+
+# --- allow_unretrieved: rax's -inf scores -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("topn", ["all", "3"])
+@pytest.mark.parametrize("name", ["mrr", "recall", "precision", "average_precision", "dcg", "ndcg"])
+def test_unretrieved_items_match_rax(name: str, topn: str) -> None:
+    k = None if topn == "all" else int(topn)
+    own = {"precision": dict(adaptive_k=True), "average_precision": dict(ap_normaliser="r")}.get(name, {})
+    own = {**own, **(dict(gain="exp2") if name in ("dcg", "ndcg") else dict(threshold=1))}
+    rax_name = {"average_precision": "ap"}.get(name, name)
+    # A ranked list cuts its k=None ideal at its own length, where rax keeps every target.
+    forms = every_form(
+        name, RAX_INPUTS["unretrieved"], RAX_INPUTS["labels"], k, RAX_MASK,
+        ranked=not (name == "ndcg" and k is None), allow_unretrieved=True, **own,
+    )
+    assert_forms_equal(forms, RAX["values"][f"{rax_name}@{topn} unretrieved"])
+
+
+def test_unretrieved_is_refused_by_default_and_in_the_classes_it_is_an_option() -> None:
+    scores, labels = RAX_INPUTS["unretrieved"], RAX_INPUTS["labels"]
+    with pytest.raises(ValueError, match="allow_unretrieved=True"):
+        tn.ndcg(scores, labels)
+    with pytest.raises(ValueError, match=r"NaN or \+inf"):
+        tn.ndcg(torch.tensor([float("inf"), 1.0]), torch.tensor([1, 0]), allow_unretrieved=True)
+    with pytest.raises(TypeError, match="allow_unretrieved"):
+        tn.mrr(scores, labels, allow_unretrieved="yes")
+    rows = torch.arange(6).unsqueeze(-1).expand_as(scores)
+    for form in ("dense", "flat"):
+        metric = tn.metrics.NDCG(3, allow_unretrieved=True)
+        if form == "dense":
+            metric.update(scores, labels, mask=RAX_MASK)
+        else:
+            metric.update(scores[RAX_MASK], labels[RAX_MASK], indexes=rows[RAX_MASK])
+        expected = tn.ndcg(scores, labels, 3, mask=RAX_MASK, allow_unretrieved=True)
+        torch.testing.assert_close(metric.compute(), expected.float(), msg=form)

@@ -40,6 +40,7 @@ class DenseLists:
     relevance: Tensor  # 0 at masked items
     gains_nonnegative: bool  # the built-in gains of labels ≥ 0 (a callable gain may be negative)
     threshold: float | None = None  # the binary metrics' relevance threshold (None: > 0)
+    retrieved: Tensor | None = None  # bool, False at unretrieved (-inf) items; None: every item is ranked
 
     def is_relevant(self) -> Tensor:
         return d.is_relevant(self.relevance, self.threshold)
@@ -62,11 +63,13 @@ def prepare(
     *,
     weights: Tensor | None = None,
     threshold: float | None = None,
+    unretrieved: bool = False,
 ) -> DenseLists:
     """Check ``scores``/``relevance``/``mask`` ``[..., N]`` and compute the gains (times ``weights``).
 
     Shape and dtype are always checked; values (NaN scores, negative labels, exp2 overflow,
-    bad callable gains) only with ``validate``.
+    bad callable gains) only with ``validate``. With ``unretrieved``, a ``-inf`` score marks an
+    item that is never ranked but still counts in the ideal DCG and in R.
     """
     check_tensor("scores", scores)
     check_relevance_dtype("relevance", relevance)
@@ -76,7 +79,7 @@ def prepare(
     dtype = d.compute_dtype(scores, relevance)
     float_scores = as_float_scores("scores", scores)
     if validate:
-        check_score_values("scores", float_scores, mask)
+        check_score_values("scores", float_scores, mask, unretrieved=unretrieved)
         check_relevance_values("relevance", relevance, mask)
         if mask is None:
             d.check_exp2_range(relevance, gain, dtype, scores.shape[-1])
@@ -96,7 +99,11 @@ def prepare(
     if mask is not None:
         # A callable gain may give label 0 a non-zero gain: padding must still add nothing.
         gains = torch.where(mask, gains, torch.zeros_like(gains))
-    return DenseLists(float_scores, gains, real_relevance, gains_nonnegative=isinstance(gain, str), threshold=threshold)
+    retrieved = float_scores > -torch.inf if unretrieved else None
+    return DenseLists(
+        float_scores, gains, real_relevance, gains_nonnegative=isinstance(gain, str), threshold=threshold,
+        retrieved=retrieved,
+    )
 
 
 def may_read_values(tensor: Tensor, validate: bool) -> bool:
@@ -120,13 +127,17 @@ def rank(lists: DenseLists, depth: int, ties: str, *, hits: bool, validate: bool
     gain-only metrics do not need.
     """
     item_hits = lists.is_relevant().to(lists.dtype) if hits else None
+    gains = lists.gains
+    if lists.retrieved is not None:  # an unretrieved item gains nothing where it lands (after the ranked ones)
+        gains = torch.where(lists.retrieved, gains, torch.zeros_like(gains))
+        item_hits = None if item_hits is None else torch.where(lists.retrieved, item_hits, torch.zeros_like(item_hits))
     if ties != "average":
         ranks = top_ranks(lists.scores, depth, tie_break=_tie_priority(lists.relevance, ties))
-        return _ordered(lists.gains, item_hits, ranks.index)
+        return _ordered(gains, item_hits, ranks.index)
     ranks = top_ranks(lists.scores, depth, find_ties=may_read_values(lists.scores, validate))
     if ranks.distinct:
-        return _ordered(lists.gains, item_hits, ranks.index)
-    return _tie_groups(lists.gains, item_hits, ranks)
+        return _ordered(gains, item_hits, ranks.index)
+    return _tie_groups(gains, item_hits, ranks)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from torch import Tensor
 from . import definitions as d
 from .aggregation import apply_empty
 from .options import AP_NORMALISERS
-from .validation import check_option
+from .validation import check_flag, check_option
 from .rank_statistics import (
     RankStatistics,
     expected_gain,
@@ -122,8 +122,7 @@ class Metric:
                 raise ValueError(f"{self.name} takes no {option} option (it would have no effect)")
         if self.normaliser_choices:
             check_option("ap_normaliser", ap_normaliser, tuple(self.normaliser_choices))
-        if not isinstance(adaptive_k, bool):
-            raise TypeError(f"adaptive_k must be True or False, got {adaptive_k!r}")
+        check_flag("adaptive_k", adaptive_k)
 
     def configured(self, *, ap_normaliser: str = AP_NORMALISERS[0], adaptive_k: bool = False) -> Metric:
         """This metric with the normaliser that ``ap_normaliser``/``adaptive_k`` choose (checked)."""

@@ -48,7 +48,7 @@ class Segments:
     query: Tensor  # [T] 0-based query number of each slot (ascending index order), non-decreasing
     count: int  # Q, the number of distinct indexes
     gains: Tensor  # [T] gains in the same sorted order
-    size: Tensor  # [Q, 1] items per query
+    size: Tensor  # [Q, 1] ranked items per query (unretrieved ones excluded)
     relevant_items: Tensor  # [Q, 1] relevant items per query (relevance > 0, or ≥ the threshold)
 
     def sums(self, terms: Tensor, cutoffs: Cutoffs) -> Tensor:
@@ -237,16 +237,18 @@ def rank(
     validate: bool,
     weights: Tensor | None = None,
     threshold: float | None = None,
+    unretrieved: bool = False,
 ) -> Segments:
     """Rank every query segment of checked flat inputs (tie-aware, no loop over queries).
 
     ``ties="first"`` ranks the earlier item of the flat input first; ``"worst"``/``"best"``
-    rank tied items by ascending/descending relevance.
+    rank tied items by ascending/descending relevance. With ``unretrieved``, a ``-inf`` score
+    marks an item that gains nothing at a rank but counts in the ideal DCG and in R.
     """
     float_scores = as_float_scores("scores", scores)
     dtype = d.compute_dtype(scores, relevance)
     if validate:
-        check_score_values("scores", float_scores, None)
+        check_score_values("scores", float_scores, None, unretrieved=unretrieved)
         check_relevance_values("relevance", relevance, None)
 
     prior = None
@@ -266,15 +268,22 @@ def rank(
     count = int(query[-1]) + 1  # synchronises: the output has one value per query
     if validate:  # a DCG sums one query's gains: each label's own query bounds the overflow check
         d.check_exp2_range(_take(relevance, order), gain, dtype, _take(query_size, query))
+    size = query_size[:count, None].to(dtype)
+    ranked_gains, ranked_hits = gains, hits  # what an item brings at its rank
+    if unretrieved:
+        retrieved = _take(float_scores, order) > -torch.inf
+        ranked_gains = torch.where(retrieved, gains, torch.zeros_like(gains))
+        ranked_hits = torch.where(retrieved, hits, torch.zeros_like(hits))
+        size = gains.new_zeros(count, 1).index_add_(0, query, retrieved[:, None].to(dtype))
     flat = torch.arange(scores.shape[0], device=scores.device)
-    hits_seen = torch.cumsum(hits.long(), dim=0) - hits.long()  # exact integer counts
+    hits_seen = torch.cumsum(ranked_hits.long(), dim=0) - ranked_hits.long()  # exact integer counts
     if ties == "average":
         group, group_first, group_size = _runs(group_start)
-        group_gain = _take(torch.zeros_like(gains).index_add_(0, group, gains), group)
+        group_gain = _take(torch.zeros_like(gains).index_add_(0, group, ranked_gains), group)
         group_size = _take(group_size, group).to(dtype)
-        group_hits = _take(torch.zeros_like(hits).index_add_(0, group, hits), group)
+        group_hits = _take(torch.zeros_like(hits).index_add_(0, group, ranked_hits), group)
     else:
-        group_first, group_gain, group_size, group_hits = flat, gains, torch.ones_like(gains), hits
+        group_first, group_gain, group_size, group_hits = flat, ranked_gains, torch.ones_like(gains), ranked_hits
     ranks = RankStatistics(
         position=(flat - query_first).to(dtype),
         group_gain=group_gain,
@@ -283,7 +292,6 @@ def rank(
         group_start=(group_first - query_first).to(dtype),
         hits_before=(_take(hits_seen, group_first) - _take(hits_seen, query_first)).to(dtype),
     )
-    size = query_size[:count, None].to(dtype)
     relevant = gains.new_zeros(count, 1).index_add_(0, query, hits[:, None])
     return Segments(ranks, query, count, gains, size, relevant)
 

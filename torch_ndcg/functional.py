@@ -23,6 +23,7 @@ from .engine import Metric, RankedQueries
 from .options import EMPTY, REDUCTIONS, TIES, ApNormaliser, Empty, Reduction, Ties, metric_doc
 from .validation import (
     check_list_length,
+    check_flag,
     check_mask,
     check_option,
     check_relevance_dtype,
@@ -48,7 +49,7 @@ class ScoredMetric:
         self.__module__ = "torch_ndcg"
         self.__doc__ = metric_doc(
             summary,
-            (*_ARGS, *metric.specific_options, "ties", "reduction", "sample_weight", "validate"),
+            (*_ARGS, *metric.specific_options, "ties", "allow_unretrieved", "reduction", "sample_weight", "validate"),
             "float32 tensor (float64 if an input is float64): a scalar, ``[...]`` per query with "
             "``reduction=\"none\"``, and a trailing cutoff axis when ``k`` is a sequence.",
             example,
@@ -72,6 +73,7 @@ class ScoredMetric:
         ap_normaliser: ApNormaliser = "min_r_k",
         adaptive_k: bool = False,
         ties: Ties = "average",
+        allow_unretrieved: bool = False,
         empty: Empty = "zero",
         reduction: Reduction = "mean",
         sample_weight: Tensor | None = None,
@@ -86,8 +88,12 @@ class ScoredMetric:
         check_option("empty", empty, EMPTY)
         check_option("reduction", reduction, REDUCTIONS)
         threshold = check_threshold(threshold)
+        check_flag("allow_unretrieved", allow_unretrieved)
         cutoffs, many = d.resolve_cutoffs(k)
-        queries = _rank(metric, scores, relevance, cutoffs, indexes, mask, gain, ties, validate, weights, threshold)
+        queries = _rank(
+            metric, scores, relevance, cutoffs, indexes, mask, gain, ties, validate, weights, threshold,
+            allow_unretrieved,
+        )
         values = engine.evaluate(metric, queries, cutoffs, discount=discount, empty=empty)
         if sample_weight is not None:
             check_weights("sample_weight", sample_weight, values.shape[:-1], None, validate)
@@ -106,6 +112,7 @@ def _rank(
     validate: bool,
     weights: Tensor | None,
     threshold: float | None,
+    unretrieved: bool,
 ) -> RankedQueries:
     """Rank the queries of either layout, as deep as the cutoffs need."""
     if indexes is not None:
@@ -113,10 +120,13 @@ def _rank(
         rows = flat.as_rows(scores, relevance, indexes, weights)
         if rows is None:
             return flat.rank(
-                scores, relevance, indexes, gain=gain, ties=ties, validate=validate, weights=weights, threshold=threshold
+                scores, relevance, indexes, gain=gain, ties=ties, validate=validate, weights=weights,
+                threshold=threshold, unretrieved=unretrieved,
             )
         scores, relevance, mask, weights = rows
-    lists = dense.prepare(scores, relevance, mask, gain, validate, weights=weights, threshold=threshold)
+    lists = dense.prepare(
+        scores, relevance, mask, gain, validate, weights=weights, threshold=threshold, unretrieved=unretrieved
+    )
     ranks = dense.rank(lists, dense.depth_of(cutoffs, lists.length), ties, hits=not metric.graded, validate=validate)
     return dense.DenseQueries(ranks, lists)
 

@@ -50,6 +50,7 @@ from .aggregation import aggregate_columns, resolve_aggregation, weighted_sums
 from .ranked import RankedMetric
 from .validation import (
     as_float_scores,
+    check_flag,
     check_ids,
     check_mask,
     check_option,
@@ -231,6 +232,7 @@ class _ScoredMetric(_Accumulated):
         ap_normaliser: ApNormaliser = "min_r_k",
         adaptive_k: bool = False,
         ties: Ties = "average",
+        allow_unretrieved: bool = False,
         empty: Empty = "zero",
         aggregation: Aggregation = "mean",
         ignore_index: int | None = None,
@@ -243,6 +245,7 @@ class _ScoredMetric(_Accumulated):
         as ``mask=relevance != ignore_index``); ``kwargs`` go to :class:`torchmetrics.Metric`."""
         options = dict(gain=gain, discount=discount, ties=ties, empty=empty,
             threshold=threshold, ap_normaliser=ap_normaliser, adaptive_k=adaptive_k,
+            allow_unretrieved=check_flag("allow_unretrieved", allow_unretrieved),
         )
         if ignore_index is not None and (isinstance(ignore_index, bool) or not isinstance(ignore_index, int)):
             raise TypeError(f"ignore_index must be an int or None, got {ignore_index!r}")
@@ -313,7 +316,7 @@ class _ScoredMetric(_Accumulated):
             )
             return
         if self.validate:  # here, where the bad batch is known (exp2 overflow needs whole queries: compute())
-            check_score_values("scores", scores, None)
+            check_score_values("scores", scores, None, unretrieved=self._options["allow_unretrieved"])
             check_relevance_values("relevance", relevance, None)
         # float64 scores rank exactly as the caller's float32, float64 or integer scores do.
         self.flat_scores.append(scores.reshape(-1).to(torch.float64))

@@ -53,6 +53,10 @@ OPTION_DOCS: dict[str, str] = {
     "``RetrievalMAP(top_k=k)``; their expected number under tied scores with ``ties=\"average\"``).",
     "adaptive_k": "``True``: precision@k divides by min(k, the list's length) (torchmetrics' "
     "``adaptive_k``); ``False``: by k even for shorter lists (trec_eval's P@k).",
+    "allow_unretrieved": "``True``: a ``-inf`` score marks an item that was not retrieved (rax's "
+    "convention): it is never ranked and gains nothing, but still counts in the ideal DCG and in R "
+    "(recall, AP), and not in the list's length (precision with ``k=None`` or ``adaptive_k``). "
+    "``False`` (default): ``-inf`` is refused like NaN; padding belongs in ``mask``.",
     "validate": "check values (NaN scores, negative labels, exp2 overflow); ``False`` skips those "
     "checks, so on CUDA nothing waits for the device (for compiled or graph-captured code). "
     "Results on valid input are the same either way.",

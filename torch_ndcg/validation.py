@@ -24,6 +24,12 @@ def check_option(name: str, value: object, choices: Iterable[str]) -> str:
     return value
 
 
+def check_flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
 def check_tensor(name: str, value: object) -> Tensor:
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
@@ -100,16 +106,22 @@ def _unmasked(values: Tensor, mask: Tensor | None) -> Tensor:
     return torch.where(mask, values, torch.zeros((), dtype=values.dtype, device=values.device))
 
 
-def check_score_values(name: str, scores: Tensor, mask: Tensor | None) -> None:
-    """NaN or infinite unmasked scores cannot be ranked consistently (synchronises)."""
+def check_score_values(name: str, scores: Tensor, mask: Tensor | None, *, unretrieved: bool = False) -> None:
+    """NaN or infinite unmasked scores cannot be ranked consistently (synchronises); with
+    ``unretrieved``, ``-inf`` marks an item that was not retrieved and is allowed."""
     values = _unmasked(scores, mask)
+    if unretrieved:
+        values = values.masked_fill(values == -math.inf, 0.0)
     # One reduction decides the common case: a sum is finite whenever every term is, unless
     # large finite terms overflow, in which case the exact test below clears them.
     if math.isfinite(values.sum().item()) or bool(torch.isfinite(values).all()):
         return
+    if unretrieved:
+        raise ValueError(f"{name} contains NaN or +inf values at unmasked positions (-inf marks an unretrieved item)")
     raise ValueError(
         f"{name} contains NaN or infinite values at unmasked positions; "
-        "pass mask=... (False = padding) to exclude items instead of -inf scores"
+        "pass mask=... (False = padding) to exclude items instead of -inf scores, or "
+        "allow_unretrieved=True if -inf marks items that were not retrieved"
     )
 
 

@@ -15,6 +15,7 @@ import torch
 from hypothesis import strategies as st
 from hostile import (
     ADAPTIVE_K,
+    ALLOW_UNRETRIEVED,
     AP_NORMALISERS,
     CUTOFFS,
     DISCOUNTS,
@@ -36,7 +37,7 @@ SCORED = ["ndcg", "dcg", "cg", "mrr", "precision", "recall", "hit_rate", "averag
 RANKED = ["ndcg", "dcg", "mrr", "precision", "recall", "hit_rate", "average_precision"]
 METRIC_OPTIONS = (
     "k", "mask", "indexes", "gain", "discount", "ties", "empty", "reduction", "validate",
-    "weights", "sample_weight", "threshold", "ap_normaliser", "adaptive_k",
+    "weights", "sample_weight", "threshold", "ap_normaliser", "adaptive_k", "allow_unretrieved",
 )
 GRADED = ("ndcg", "dcg", "cg")
 
@@ -97,6 +98,7 @@ def scored_metric(name: str) -> Callable[[st.DataObject], Case]:
             indexes = draw(st.sampled_from(["ids", "ids", "float", "short"]))
             ids = torch.tensor(draw(st.lists(st.integers(-3, 3), min_size=count, max_size=count)), dtype=torch.long)
             indexes = {"ids": ids, "float": ids.float(), "short": ids[: max(count - 1, 0)]}[indexes]
+        options["allow_unretrieved"] = draw(ALLOW_UNRETRIEVED)
         if name in GRADED or draw(st.booleans()):
             options["weights"] = draw(weights(tuple(scores.shape)))
         if draw(st.booleans()):
@@ -258,6 +260,7 @@ def metric_class(data: st.DataObject) -> Case:
     options.pop("reduction")
     options["aggregation"] = draw(st.sampled_from(["mean", "mean", "median", "min", "max", "avg", lambda v, dim=None: v.sum()]))
     options["ignore_index"] = draw(st.sampled_from([None, None, -1, 0, 1.5]))
+    options["allow_unretrieved"] = draw(ALLOW_UNRETRIEVED)
     k = draw(CUTOFFS)
     shape = draw(list_shapes())
     scores = draw(values(shape, hostile=draw(st.booleans())))
