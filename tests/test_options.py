@@ -379,3 +379,33 @@ def test_unretrieved_is_refused_by_default_and_in_the_classes_it_is_an_option() 
             metric.update(scores[RAX_MASK], labels[RAX_MASK], indexes=rows[RAX_MASK])
         expected = tn.ndcg(scores, labels, 3, mask=RAX_MASK, allow_unretrieved=True)
         torch.testing.assert_close(metric.compute(), expected.float(), msg=form)
+
+
+# --- ordered_pair_accuracy: rax's opa_metric --------------------------------------------------------
+
+
+@pytest.mark.parametrize("scores", ["scores", "ties"])
+def test_ordered_pair_accuracy_matches_rax(scores: str) -> None:
+    scores, labels = RAX_INPUTS[scores], RAX_INPUTS["labels"]
+    expected = RAX["values"]["opa" if scores is RAX_INPUTS["scores"] else "opa ties"]
+    rows = torch.arange(6).unsqueeze(-1).expand_as(scores)
+    forms = {
+        "dense": tn.ordered_pair_accuracy(scores, labels, mask=RAX_MASK, reduction="none"),
+        "flat": tn.ordered_pair_accuracy(
+            scores[RAX_MASK], labels[RAX_MASK], indexes=rows[RAX_MASK], reduction="none"
+        ),
+    }
+    assert_forms_equal(forms, expected)
+
+
+def test_ordered_pair_accuracy_ties() -> None:
+    scores, labels = torch.tensor([[1.0, 1.0, 0.0]]), torch.tensor([[2, 1, 0]])
+    expected = {"worst": 2 / 3, "best": 1.0, "average": 2.5 / 3, "first": 1.0}
+    for ties, value in expected.items():
+        assert tn.ordered_pair_accuracy(scores, labels, ties=ties).item() == pytest.approx(value), ties
+    # "first": the input order decides; reversed, the tied pair is ordered wrongly
+    flipped = tn.ordered_pair_accuracy(scores, torch.tensor([[1, 2, 0]]), ties="first")
+    assert flipped.item() == pytest.approx(2 / 3)
+    assert tn.ordered_pair_accuracy(scores, torch.ones(1, 3), empty="one").item() == 1.0
+    with pytest.raises(ValueError, match="ties"):
+        tn.ordered_pair_accuracy(scores, labels, ties="random")

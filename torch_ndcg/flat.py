@@ -188,8 +188,10 @@ class Rows(NamedTuple):
 _MAX_PADDING = 2
 
 
-def as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor, weights: Tensor | None = None) -> Rows | None:
-    """``[Q, L]`` rows (ascending index order) when padding is cheap, else None.
+def as_rows(
+    scores: Tensor, relevance: Tensor, indexes: Tensor, weights: Tensor | None = None, *, always: bool = False
+) -> Rows | None:
+    """``[Q, L]`` rows (ascending index order) when padding is cheap (or ``always``), else None.
 
     One stable sort by index (skipped when ids already ascend) keeps each query's items in
     input order, which is what ``ties="first"`` ranks by. Synchronises up to four times.
@@ -212,7 +214,7 @@ def as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor, weights: Tensor 
         )
     query, first, size = _runs(start)
     longest = int(size.max())
-    if count * longest > _MAX_PADDING * total:
+    if count * longest > _MAX_PADDING * total and not always:
         return None
     slot = query * longest + torch.arange(total, device=ids.device) - first
     padded = count * longest

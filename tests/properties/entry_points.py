@@ -130,6 +130,27 @@ def scored_metric(name: str) -> Callable[[st.DataObject], Case]:
     return recipe
 
 
+def ordered_pair_accuracy(data: st.DataObject) -> Case:
+    draw = data.draw
+    shape = draw(list_shapes())
+    scores = draw(values(shape, hostile=draw(st.booleans())))
+    relevance = draw(values(shape, hostile=draw(st.booleans()), low=0.0))
+    mask = draw(masks(shape))
+    options = {key: value for key, value in _options(draw).items() if key in ("ties", "empty", "reduction")}
+    if draw(st.booleans()):
+        options["sample_weight"] = draw(weights(tuple(scores.shape[:-1])))
+    indexes = None
+    if draw(st.booleans()) and len(shape) >= 1:  # the flat layout, one query per row
+        rows = torch.arange(scores.numel()).reshape(shape) // max(shape[-1], 1)
+        scores, relevance, indexes = scores.reshape(-1), relevance.reshape(-1), rows.reshape(-1)
+        mask = mask.reshape(-1) if isinstance(mask, torch.Tensor) and mask.shape == shape else mask
+    return Case(
+        lambda validate: tn.ordered_pair_accuracy(scores, relevance, indexes=indexes, mask=mask, validate=validate, **options),
+        ("scores", "relevance", "indexes", "mask", "ties", "empty", "reduction", "sample_weight", "validate"),
+        nan_allowed=options["empty"] == "skip" and options["reduction"] == "none",
+    )
+
+
 def idcg(data: st.DataObject) -> Case:
     draw = data.draw
     shape = draw(list_shapes())
@@ -325,6 +346,7 @@ def data_helpers(data: st.DataObject) -> Case:
 ENTRY_POINTS: dict[str, Callable[[st.DataObject], Case]] = {
     **{f"tn.{name}": scored_metric(name) for name in SCORED},
     "tn.idcg": idcg,
+    "tn.ordered_pair_accuracy": ordered_pair_accuracy,
     **{f"tn.ranked.{name}": ranked_metric(name) for name in RANKED},
     "tn.from_lists": from_lists,
     **{f"tn.{name}": loss(name) for name in LOSSES},
