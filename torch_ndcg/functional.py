@@ -208,7 +208,8 @@ tied items (McSherry & Najork, ECIR 2008).""",
 precision = ScoredMetric(
     engine.PRECISION,
     r"""Precision@k: :math:`\frac{1}{k}\sum_{i=1}^{k} [rel_{(i)} > 0]`. Divides by ``k`` even when a
-list has fewer than ``k`` items (as trec_eval's P@k); ``k=None`` divides by the list's length.""",
+list has fewer than ``k`` items (as trec_eval's P@k); ``k=None`` divides by the list's length, and
+``adaptive_k=True`` by min(k, the list's length) (torchmetrics' ``adaptive_k``; rax's precision).""",
     """    >>> import torch, torch_ndcg as tn
     >>> tn.precision(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]), k=2)
     tensor(0.5000)""",
@@ -233,8 +234,9 @@ average_precision = ScoredMetric(
 
 .. math:: \mathrm{AP@k} = \frac{1}{\min(R, k)} \sum_{i=1}^{k} [rel_{(i)} > 0]\,\mathrm{P@i}
 
-With ``k=None`` the normaliser is ``R`` (trec_eval's AP). torchmetrics' ``RetrievalMAP`` with
-``top_k`` divides by the relevant items retrieved instead.""",
+With ``k=None`` the normaliser is ``R`` (trec_eval's AP). ``ap_normaliser="r"`` divides by R at
+every k (trec_eval's ``map_cut``), ``"found"`` by the relevant items ranked within the top k
+(torchmetrics' ``RetrievalMAP(top_k=k)``).""",
     """    >>> import torch, torch_ndcg as tn
     >>> tn.average_precision(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]))
     tensor(0.5833)""",
