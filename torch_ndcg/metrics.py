@@ -178,6 +178,14 @@ class _Accumulated(Metric):
         getattr(self, self._total).add_(total)
         getattr(self, self._count).add_(count)
 
+    def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
+        # torchmetrics stands in a 1-D tensor of the metric's dtype for a rank's empty list state;
+        # the gathered per-query values are [Q, C] float64 on every rank. (Undone after compute.)
+        if self._aggregate is not None and not _rows(getattr(self, self._per_query)):
+            empty = torch.empty(0, len(self.cutoffs), dtype=torch.float64, device=self.device)
+            setattr(self, self._per_query, [empty])
+        super()._sync_dist(*args, **kwargs)
+
     def _result(self, now: Tensor | None = None) -> Result:
         """The aggregate over every query seen, and the per-query values ``now`` ``[Q, C]`` (flat
         rows evaluated at compute time)."""
