@@ -409,3 +409,37 @@ def test_ordered_pair_accuracy_ties() -> None:
     assert tn.ordered_pair_accuracy(scores, torch.ones(1, 3), empty="one").item() == 1.0
     with pytest.raises(ValueError, match="ties"):
         tn.ordered_pair_accuracy(scores, labels, ties="random")
+
+
+# --- the flat layout's segment path (skewed query sizes, no padding) agrees with the rows -----------
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("average_precision", dict(ap_normaliser="found", threshold=2)),
+        ("average_precision", dict(ap_normaliser="r")),
+        ("precision", dict(adaptive_k=True, allow_unretrieved=True)),
+        ("recall", dict(allow_unretrieved=True, threshold=1.5)),
+        ("ndcg", dict(weights=True, allow_unretrieved=True)),
+        ("mrr", dict(threshold=3)),
+    ],
+)
+def test_skewed_flat_queries_take_the_segment_path_and_agree(name: str, options: dict) -> None:
+    generator = torch.Generator().manual_seed(9)
+    sizes = torch.tensor([40, 1, 2, 1, 3])  # padding to 40 would be far more than double
+    indexes = torch.repeat_interleave(torch.arange(5), sizes)
+    assert tn.flat.as_rows(torch.zeros(47), torch.zeros(47), indexes) is None
+    scores = torch.randint(0, 6, (47,), generator=generator).double()  # ties
+    scores[torch.rand(47, generator=generator) < 0.2] = -torch.inf
+    relevance = torch.randint(0, 4, (47,), generator=generator).double()
+    if not options.get("allow_unretrieved"):
+        scores = scores.clamp(min=-1.0)
+    weights = torch.rand(47, generator=generator).double() if options.get("weights") else None
+    options = {**options, "weights": weights} if weights is not None else options
+    flat = getattr(tn, name)(scores, relevance, 3, indexes=indexes, reduction="none", **options)
+    for query in range(5):
+        keep = indexes == query
+        row = {**options, "weights": weights[keep]} if weights is not None else options
+        alone = getattr(tn, name)(scores[keep], relevance[keep], 3, **row)
+        torch.testing.assert_close(flat[query], alone, msg=f"query {query}")
