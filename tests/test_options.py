@@ -216,6 +216,11 @@ def test_unit_weights_change_nothing_and_bad_weights_are_refused() -> None:
             tn.ndcg(scores, labels, weights=bad)
     with pytest.raises(ValueError, match="weights must have shape"):
         tn.dcg(scores, labels, weights=ones[:, :3])
+    huge = torch.full((2, 3), 3e38)
+    with pytest.raises(ValueError, match="weights times the gains overflow"):
+        tn.ndcg(torch.rand(2, 3), torch.ones(2, 3), weights=huge)
+    with pytest.raises(ValueError, match="weights times the gains overflow"):
+        tn.ndcg(torch.rand(6), torch.ones(6), indexes=torch.tensor([0, 0, 0, 1, 1, 1]), weights=huge.reshape(-1))
     with pytest.raises(ValueError, match="mrr takes no weights"):
         tn.mrr(scores, labels, weights=ones)
     mask = torch.ones_like(scores, dtype=torch.bool)

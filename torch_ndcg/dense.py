@@ -27,6 +27,7 @@ from .validation import (
     check_same_shape,
     check_score_values,
     check_tensor,
+    check_weighted_gains,
     check_weights,
 )
 
@@ -96,6 +97,8 @@ def prepare(
     if weights is not None:
         check_weights("weights", weights, scores.shape, mask, validate)
         gains = gains * weights.to(dtype)
+        if validate:
+            check_weighted_gains(gains, mask)
     if mask is not None:
         # A callable gain may give label 0 a non-zero gain: padding must still add nothing.
         gains = torch.where(mask, gains, torch.zeros_like(gains))

@@ -35,6 +35,7 @@ from .validation import (
     check_relevance_values,
     check_same_shape,
     check_score_values,
+    check_weighted_gains,
     check_weights,
 )
 
@@ -264,6 +265,8 @@ def rank(
     if weights is not None:
         check_weights("weights", weights, scores.shape, None, validate)
         gains = gains * _take(weights, order).to(dtype)
+        if validate:  # (one total of every query's gains bounds each of them)
+            check_weighted_gains(gains, None)
     hits = d.is_relevant(real_relevance, threshold).to(dtype)
 
     query, query_first, query_size = _runs(query_start)

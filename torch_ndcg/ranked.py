@@ -51,6 +51,7 @@ from .validation import (
     check_relevance_dtype,
     check_relevance_values,
     check_threshold,
+    check_weighted_gains,
     check_weights,
 )
 
@@ -172,6 +173,8 @@ def prepare_ranked(
         check_weights("weights", weights, target_ids.shape, target_ids != pad_id, validate)
         if target_ids.shape[-1]:  # (else the single padding column has gain 0 anyway)
             gains = torch.where(is_target, gains * weights.reshape(gains.shape).to(dtype), torch.zeros_like(gains))
+            if validate:
+                check_weighted_gains(gains, None)
     hits = d.is_relevant(relevance, threshold).to(dtype)  # padding has relevance 0, below any threshold
 
     sorted_ids, order = torch.sort(target, dim=-1)

@@ -183,3 +183,12 @@ def check_weights(name: str, weights: object, shape: torch.Size, mask: Tensor | 
         smallest, largest = _unmasked(weights, mask).double().aminmax()
         if not (smallest.item() >= 0 and math.isfinite(largest.item())):
             raise ValueError(f"{name} must be finite and ≥ 0, got negative, infinite or NaN values")
+
+
+def check_weighted_gains(gains: Tensor, mask: Tensor | None) -> None:
+    """Weighted gains must keep every list's DCG finite (synchronises): a huge weight would
+    otherwise turn a query's value into NaN, which the mean would skip silently."""
+    if not bool(torch.isfinite(_unmasked(gains, mask).sum(-1)).all()):
+        raise ValueError(
+            "weights times the gains overflow a list's DCG; use smaller weights or float64 inputs"
+        )
