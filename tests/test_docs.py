@@ -12,6 +12,7 @@ MODULES = [
     "torch_ndcg.definitions",
     "torch_ndcg.functional",
     "torch_ndcg.ranked",
+    "torch_ndcg.pairs",
     "torch_ndcg.ordering",
     "torch_ndcg.metrics",
     "torch_ndcg.losses.neural",

@@ -94,6 +94,23 @@ def ranked_case(rank: int) -> None:
     check(metric.compute(), expected, "ranked")
 
 
+def aggregation_case(rank: int) -> None:
+    scores, relevance, mask = data()
+    mine = list(range(6)) if rank == 0 else list(range(6, 11))
+    values = tn.mrr(scores, relevance, K, mask=mask, empty="skip", reduction="none")
+    metric = M.MRR(k=K, aggregation="median", empty="skip")
+    metric.update(scores[mine], relevance[mine], mask=mask[mine])
+    check(metric.compute(), torch.stack([v[~v.isnan()].median() for v in values.unbind(-1)]), "median")
+    idle = M.NDCG(k=5, aggregation="max")
+    if rank == 0:
+        idle.update(scores, relevance, mask=mask)
+    check(idle.compute(), tn.ndcg(scores, relevance, 5, mask=mask, reduction="none").max(), "max, rank 1 idle")
+    weight = torch.arange(11, dtype=torch.float32)
+    weighted = M.NDCG(k=K)
+    weighted.update(scores[mine], relevance[mine], mask=mask[mine], sample_weight=weight[mine])
+    check(weighted.compute(), tn.ndcg(scores, relevance, K, mask=mask, sample_weight=weight), "sample_weight")
+
+
 def worker(rank: int, port: int) -> None:
     # the rank that sees no batch gets torchmetrics' "compute before update" warning: expected here
     warnings.filterwarnings("ignore", message="The ``compute`` method")
@@ -102,6 +119,7 @@ def worker(rank: int, port: int) -> None:
         dense_case(rank)
         flat_case(rank)
         ranked_case(rank)
+        aggregation_case(rank)
     finally:
         dist.destroy_process_group()
 

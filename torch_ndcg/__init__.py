@@ -4,7 +4,8 @@ The metrics and the losses share one definition of gain, discount and cutoff
 (:mod:`torch_ndcg.definitions`), so the number a loss optimises is the number a metric reports.
 
 * ``tn.ndcg``, ``tn.dcg``, ``tn.mrr``, … score dense ``[..., N]`` lists, or flat items with
-  ``indexes=`` query ids (:mod:`torch_ndcg.functional`).
+  ``indexes=`` query ids (:mod:`torch_ndcg.functional`); ``tn.ordered_pair_accuracy`` counts
+  correctly ordered pairs (:mod:`torch_ndcg.pairs`).
 * ``tn.ranked.ndcg``, … score recommended id lists against a ground truth (:mod:`torch_ndcg.ranked`).
 * ``tn.metrics.NDCG``, … are the stateful TorchMetrics classes (needs ``torch-ndcg[metrics]``;
   imported on first use).
@@ -20,6 +21,7 @@ from .functional import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, p
 from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
 from .losses import LambdaLoss, ListMLELoss, ListNetLoss, PairwiseHingeLoss, RankNetLoss, SoftmaxLoss
 from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
+from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
 
 __all__ = [
@@ -50,6 +52,7 @@ __all__ = [
     "ndcg",
     "neural_ndcg",
     "neural_ndcg_loss",
+    "ordered_pair_accuracy",
     "pairwise_hinge_loss",
     "precision",
     "ranked",

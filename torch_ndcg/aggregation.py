@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
 
@@ -51,8 +53,79 @@ def reduce(values: Tensor, reduction: str, *, cutoff_dim: bool = False) -> Tenso
     return torch.where(torch.isnan(mean), 0.0, mean)  # a mean over no query is 0
 
 
-def reduce_queries(values: Tensor, many: bool, reduction: str) -> Tensor:
-    """Reduce ``[..., C]`` per-query values; a single cutoff (``many=False``) drops the C axis."""
+def weighted_reduce(values: Tensor, weights: Tensor, reduction: str) -> Tensor:
+    """``Σ w·v / Σ w`` (``"mean"``) or ``Σ w·v`` (``"sum"``) over the queries of ``[..., C]`` values
+    not skipped (NaN), with checked ``weights`` of the query shape ``[...]``; a mean of total weight
+    0 is 0."""
+    check_option("reduction", reduction, REDUCTIONS)
+    if reduction == "none":
+        raise ValueError('sample_weight weighs the mean or sum over queries: it has no effect with reduction="none"')
+    total, mass = weighted_sums(values, weights)
+    if reduction == "sum":
+        return total
+    return torch.where(mass > 0, total / mass, 0.0)
+
+
+def weighted_sums(values: Tensor, weights: Tensor, dtype: torch.dtype | None = None) -> tuple[Tensor, Tensor]:
+    """``[C]`` sums ``Σ w·v`` and ``Σ w`` over the queries of ``[..., C]`` values that are not
+    skipped (NaN), for ``weights`` of the query shape ``[...]``, in ``dtype`` (default: the values')."""
+    flat = values.reshape(-1, values.shape[-1]).to(dtype or values.dtype)
+    weight = weights.reshape(-1, 1).to(flat.dtype).expand_as(flat)
+    kept = ~torch.isnan(flat)
+    return torch.where(kept, flat * weight, 0.0).sum(0), torch.where(kept, weight, 0.0).sum(0)
+
+
+def reduce_queries(values: Tensor, many: bool, reduction: str, sample_weight: Tensor | None = None) -> Tensor:
+    """Reduce ``[..., C]`` per-query values (weighted by ``sample_weight``, already checked, of the
+    query shape); a single cutoff (``many=False``) drops the C axis."""
+    if sample_weight is not None:
+        reduced = weighted_reduce(values, sample_weight, reduction)
+        return reduced if many else reduced.squeeze(-1)
     if not many:
         values = values.squeeze(-1)
     return reduce(values, reduction, cutoff_dim=many)
+
+
+def _median(values: Tensor, dim: int | None = None) -> Tensor:
+    return values.median()  # the lower of the two middle values, as torch and torchmetrics
+
+
+def _min(values: Tensor, dim: int | None = None) -> Tensor:
+    return values.min()
+
+
+def _max(values: Tensor, dim: int | None = None) -> Tensor:
+    return values.max()
+
+
+def _mean(values: Tensor, dim: int | None = None) -> Tensor:
+    return values.mean()
+
+
+AGGREGATIONS: dict[str, Callable[..., Tensor]] = {"mean": _mean, "median": _median, "min": _min, "max": _max}
+
+
+def resolve_aggregation(aggregation: object) -> Callable[..., Tensor]:
+    """torchmetrics' ``aggregation``: ``"mean"``, ``"median"``, ``"min"``, ``"max"`` or a callable
+    ``f(values, dim=None)`` of the 1-D per-query values, returning a scalar tensor."""
+    if callable(aggregation):
+        return aggregation
+    if isinstance(aggregation, str) and aggregation in AGGREGATIONS:
+        return AGGREGATIONS[aggregation]
+    raise ValueError(f"aggregation must be one of {tuple(AGGREGATIONS)} or a callable, got {aggregation!r}")
+
+
+def aggregate_columns(values: Tensor, aggregation: Callable[..., Tensor]) -> Tensor:
+    """``[Q, C]`` per-query values (NaN = skipped) → ``[C]``, ``aggregation`` of each cutoff's
+    values that are not skipped (0 when none is left, as a mean over no query)."""
+    results = []
+    for column in values.unbind(-1):
+        kept = column[~torch.isnan(column)]
+        if kept.numel() == 0:
+            results.append(column.new_zeros(()))
+            continue
+        result = torch.as_tensor(aggregation(kept, dim=None), dtype=column.dtype, device=column.device)
+        if result.numel() != 1:
+            raise ValueError(f"aggregation must return one value per cutoff, got shape {tuple(result.shape)}")
+        results.append(result.reshape(()))
+    return torch.stack(results)

@@ -61,6 +61,19 @@ _GAINS: dict[str, GainFn] = {"linear": linear_gain, "exp2": exp2_gain}
 _DISCOUNTS: dict[str, DiscountFn] = {"log2": log2_discount}
 
 
+def is_relevant(relevance: Tensor, threshold: float | None) -> Tensor:
+    """Which items the binary metrics (MRR, precision, recall, hit rate, AP) count as relevant:
+    ``relevance > 0``, or with a ``threshold`` ``relevance ≥ threshold`` (trec_eval's ``-l``
+    relevance level; rax counts ``label ≥ 1``).
+
+    Example:
+        >>> import torch
+        >>> is_relevant(torch.tensor([0.0, 0.5, 1.0, 2.0]), 1.0)
+        tensor([False, False,  True,  True])
+    """
+    return relevance > 0 if threshold is None else relevance >= threshold
+
+
 def resolve_gain(gain: Gain) -> GainFn:
     """Return the gain function named by ``gain`` (``"linear"``, ``"exp2"``) or ``gain`` itself."""
     if callable(gain):

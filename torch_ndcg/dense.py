@@ -27,6 +27,8 @@ from .validation import (
     check_same_shape,
     check_score_values,
     check_tensor,
+    check_weighted_gains,
+    check_weights,
 )
 
 
@@ -38,6 +40,11 @@ class DenseLists:
     gains: Tensor  # 0 at masked items
     relevance: Tensor  # 0 at masked items
     gains_nonnegative: bool  # the built-in gains of labels ≥ 0 (a callable gain may be negative)
+    threshold: float | None = None  # the binary metrics' relevance threshold (None: > 0)
+    retrieved: Tensor | None = None  # bool, False at unretrieved (-inf) items; None: every item is ranked
+
+    def is_relevant(self) -> Tensor:
+        return d.is_relevant(self.relevance, self.threshold)
 
     @property
     def dtype(self) -> torch.dtype:
@@ -48,11 +55,22 @@ class DenseLists:
         return self.scores.shape[-1]
 
 
-def prepare(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, validate: bool) -> DenseLists:
-    """Check ``scores``/``relevance``/``mask`` ``[..., N]`` and compute the gains.
+def prepare(
+    scores: Tensor,
+    relevance: Tensor,
+    mask: Tensor | None,
+    gain: d.Gain,
+    validate: bool,
+    *,
+    weights: Tensor | None = None,
+    threshold: float | None = None,
+    unretrieved: bool = False,
+) -> DenseLists:
+    """Check ``scores``/``relevance``/``mask`` ``[..., N]`` and compute the gains (times ``weights``).
 
     Shape and dtype are always checked; values (NaN scores, negative labels, exp2 overflow,
-    bad callable gains) only with ``validate``.
+    bad callable gains) only with ``validate``. With ``unretrieved``, a ``-inf`` score marks an
+    item that is never ranked but still counts in the ideal DCG and in R.
     """
     check_tensor("scores", scores)
     check_relevance_dtype("relevance", relevance)
@@ -62,7 +80,7 @@ def prepare(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain
     dtype = d.compute_dtype(scores, relevance)
     float_scores = as_float_scores("scores", scores)
     if validate:
-        check_score_values("scores", float_scores, mask)
+        check_score_values("scores", float_scores, mask, unretrieved=unretrieved)
         check_relevance_values("relevance", relevance, mask)
         if mask is None:
             d.check_exp2_range(relevance, gain, dtype, scores.shape[-1])
@@ -76,10 +94,19 @@ def prepare(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain
     gains = d.gains(real_relevance, gain, dtype)
     if validate and callable(gain):
         check_gain_values(gains, mask)
+    if weights is not None:
+        check_weights("weights", weights, scores.shape, mask, validate)
+        gains = gains * weights.to(dtype)
+        if validate:
+            check_weighted_gains(gains, mask)
     if mask is not None:
         # A callable gain may give label 0 a non-zero gain: padding must still add nothing.
         gains = torch.where(mask, gains, torch.zeros_like(gains))
-    return DenseLists(float_scores, gains, real_relevance, gains_nonnegative=isinstance(gain, str))
+    retrieved = float_scores > -torch.inf if unretrieved else None
+    return DenseLists(
+        float_scores, gains, real_relevance, gains_nonnegative=isinstance(gain, str), threshold=threshold,
+        retrieved=retrieved,
+    )
 
 
 def may_read_values(tensor: Tensor, validate: bool) -> bool:
@@ -102,14 +129,18 @@ def rank(lists: DenseLists, depth: int, ties: str, *, hits: bool, validate: bool
     relevance cannot matter). ``hits=False`` leaves out the relevant-item statistics, which
     gain-only metrics do not need.
     """
-    item_hits = (lists.relevance > 0).to(lists.dtype) if hits else None
+    item_hits = lists.is_relevant().to(lists.dtype) if hits else None
+    gains = lists.gains
+    if lists.retrieved is not None:  # an unretrieved item gains nothing where it lands (after the ranked ones)
+        gains = torch.where(lists.retrieved, gains, torch.zeros_like(gains))
+        item_hits = None if item_hits is None else torch.where(lists.retrieved, item_hits, torch.zeros_like(item_hits))
     if ties != "average":
         ranks = top_ranks(lists.scores, depth, tie_break=_tie_priority(lists.relevance, ties))
-        return _ordered(lists.gains, item_hits, ranks.index)
+        return _ordered(gains, item_hits, ranks.index)
     ranks = top_ranks(lists.scores, depth, find_ties=may_read_values(lists.scores, validate))
     if ranks.distinct:
-        return _ordered(lists.gains, item_hits, ranks.index)
-    return _tie_groups(lists.gains, item_hits, ranks)
+        return _ordered(gains, item_hits, ranks.index)
+    return _tie_groups(gains, item_hits, ranks)
 
 
 @dataclass(frozen=True)
@@ -129,7 +160,7 @@ class DenseQueries:
         return ideal_dcg(self.lists, cutoffs, discount)
 
     def relevant(self) -> Tensor:
-        return (self.lists.relevance > 0).sum(-1, keepdim=True).to(self.lists.dtype)
+        return self.lists.is_relevant().sum(-1, keepdim=True).to(self.lists.dtype)
 
     def listed(self) -> Tensor:
         return (self.lists.scores > -torch.inf).sum(-1, keepdim=True).to(self.lists.dtype)

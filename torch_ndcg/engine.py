@@ -9,8 +9,8 @@ same way for every layout.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import torch
@@ -18,6 +18,8 @@ from torch import Tensor
 
 from . import definitions as d
 from .aggregation import apply_empty
+from .options import AP_NORMALISERS
+from .validation import check_flag, check_option
 from .rank_statistics import (
     RankStatistics,
     expected_gain,
@@ -49,7 +51,7 @@ class RankedQueries(Protocol):
         """``[..., C]`` IDCG: the DCG@k of each query's gains in decreasing order."""
 
     def relevant(self) -> Tensor:
-        """``[..., 1]`` number of relevant (relevance > 0) items per query."""
+        """``[..., 1]`` number of relevant items per query (relevance > 0, or ≥ the ``threshold``)."""
 
     def listed(self) -> Tensor:
         """``[..., 1]`` number of ranked items per query."""
@@ -63,9 +65,12 @@ Emptiness = Callable[[RankedQueries, Tensor], Tensor]
 class Metric:
     """One metric: ``Σ_{rank ≤ k} term(rank) [· discount(rank)] / normaliser``.
 
-    ``graded`` metrics weigh items by ``gain(relevance)``; the others count an item as relevant
-    when its relevance is > 0. ``is_empty`` marks the queries whose value ``empty`` decides
-    (given the normaliser); ``None`` means no query is ever empty.
+    ``graded`` metrics weigh items by ``gain(relevance)`` (times the per-item ``weights``); the
+    others count an item as relevant when its relevance is > 0 (or ≥ ``threshold``). ``is_empty``
+    marks the queries whose value ``empty`` decides (given the normaliser); ``None`` means no
+    query is ever empty. ``normaliser_choices`` are the normalisers the ``ap_normaliser`` option
+    picks from (the first is the default); ``adaptive_normaliser`` replaces the normaliser under
+    ``adaptive_k=True``.
     """
 
     name: str
@@ -74,19 +79,58 @@ class Metric:
     discounted: bool
     normaliser: Normaliser | None = None
     is_empty: Emptiness | None = None
+    normaliser_choices: Mapping[str, Normaliser] = field(default_factory=dict)
+    adaptive_normaliser: Normaliser | None = None
 
     @property
     def specific_options(self) -> tuple[str, ...]:
-        """Which of the options that only some metrics use (gain, discount, empty) this one uses."""
-        used = {"gain": self.graded, "discount": self.discounted, "empty": self.is_empty is not None}
+        """Which of the options that only some metrics use this one uses."""
+        used = {
+            "gain": self.graded,
+            "discount": self.discounted,
+            "weights": self.graded,
+            "threshold": not self.graded,
+            "ap_normaliser": bool(self.normaliser_choices),
+            "adaptive_k": self.adaptive_normaliser is not None,
+            "empty": self.is_empty is not None,
+        }
         return tuple(name for name, uses in used.items() if uses)
 
-    def check_options(self, *, gain: d.Gain, discount: d.Discount, empty: str) -> None:
+    def check_options(
+        self,
+        *,
+        gain: d.Gain = "linear",
+        discount: d.Discount = "log2",
+        empty: str = "zero",
+        weights: object = None,
+        threshold: float | None = None,
+        ap_normaliser: str = AP_NORMALISERS[0],
+        adaptive_k: bool = False,
+    ) -> None:
         """Refuse an option this metric has no use for, instead of silently ignoring it."""
-        given = {"gain": gain != "linear", "discount": discount != "log2", "empty": empty != "zero"}
+        given = {
+            "gain": gain != "linear",
+            "discount": discount != "log2",
+            "empty": empty != "zero",
+            "weights": weights is not None,
+            "threshold": threshold is not None,
+            "ap_normaliser": ap_normaliser != AP_NORMALISERS[0],
+            "adaptive_k": adaptive_k is not False,
+        }
         for option, changed in given.items():
             if changed and option not in self.specific_options:
                 raise ValueError(f"{self.name} takes no {option} option (it would have no effect)")
+        if self.normaliser_choices:
+            check_option("ap_normaliser", ap_normaliser, tuple(self.normaliser_choices))
+        check_flag("adaptive_k", adaptive_k)
+
+    def configured(self, *, ap_normaliser: str = AP_NORMALISERS[0], adaptive_k: bool = False) -> Metric:
+        """This metric with the normaliser that ``ap_normaliser``/``adaptive_k`` choose (checked)."""
+        if adaptive_k:
+            return replace(self, normaliser=self.adaptive_normaliser)
+        if ap_normaliser != AP_NORMALISERS[0]:
+            return replace(self, normaliser=self.normaliser_choices[ap_normaliser])
+        return self
 
 
 def sum_to_cutoffs(terms: Tensor, cutoffs: Cutoffs) -> Tensor:
@@ -131,6 +175,19 @@ def _relevant(queries: RankedQueries, cutoffs: Cutoffs, _: d.Discount) -> Tensor
     return queries.relevant().clamp(min=1).expand(*queries.relevant().shape[:-1], len(cutoffs))
 
 
+def _cutoff_within_listed(queries: RankedQueries, cutoffs: Cutoffs, _: d.Discount) -> Tensor:
+    # torchmetrics' adaptive_k: divide by min(k, the list's length).
+    listed = queries.listed()
+    return torch.cat([listed if k is None else listed.clamp(max=k) for k in cutoffs], dim=-1).clamp(min=1)
+
+
+def _relevant_found(queries: RankedQueries, cutoffs: Cutoffs, _: d.Discount) -> Tensor:
+    # torchmetrics' RetrievalMAP(top_k): divide by the relevant items ranked within the cutoff
+    # (their expected number under tied scores); a query that found none scores 0, not 0/0.
+    found = queries.sums(hit_probability(queries.ranks), cutoffs)
+    return torch.where(found > 0, found, torch.ones_like(found))
+
+
 def _relevant_within_cutoff(queries: RankedQueries, cutoffs: Cutoffs, _: d.Discount) -> Tensor:
     # AP@k divides by min(R, k); k=None is trec_eval's AP, divided by R.
     relevant = queries.relevant().clamp(min=1)
@@ -151,7 +208,7 @@ CG = Metric("cg", expected_gain, graded=True, discounted=False)
 MRR = Metric("mrr", reciprocal_rank_term, graded=False, discounted=False, is_empty=_nothing_relevant)
 PRECISION = Metric(
     "precision", hit_probability, graded=False, discounted=False,
-    normaliser=_cutoff_or_listed, is_empty=_nothing_relevant,
+    normaliser=_cutoff_or_listed, is_empty=_nothing_relevant, adaptive_normaliser=_cutoff_within_listed,
 )
 RECALL = Metric(
     "recall", hit_probability, graded=False, discounted=False, normaliser=_relevant, is_empty=_nothing_relevant
@@ -160,4 +217,5 @@ HIT_RATE = Metric("hit_rate", first_hit_probability, graded=False, discounted=Fa
 AVERAGE_PRECISION = Metric(
     "average_precision", precision_term, graded=False, discounted=False,
     normaliser=_relevant_within_cutoff, is_empty=_nothing_relevant,
+    normaliser_choices=dict(zip(AP_NORMALISERS, (_relevant_within_cutoff, _relevant, _relevant_found))),
 )

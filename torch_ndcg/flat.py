@@ -35,6 +35,8 @@ from .validation import (
     check_relevance_values,
     check_same_shape,
     check_score_values,
+    check_weighted_gains,
+    check_weights,
 )
 
 
@@ -47,8 +49,8 @@ class Segments:
     query: Tensor  # [T] 0-based query number of each slot (ascending index order), non-decreasing
     count: int  # Q, the number of distinct indexes
     gains: Tensor  # [T] gains in the same sorted order
-    size: Tensor  # [Q, 1] items per query
-    relevant_items: Tensor  # [Q, 1] items with relevance > 0 per query
+    size: Tensor  # [Q, 1] ranked items per query (unretrieved ones excluded)
+    relevant_items: Tensor  # [Q, 1] relevant items per query (relevance > 0, or ≥ the threshold)
 
     def sums(self, terms: Tensor, cutoffs: Cutoffs) -> Tensor:
         """``[T]`` per-slot terms → ``[Q, C]`` per-query sums over the slots ranked before each cutoff."""
@@ -143,16 +145,22 @@ def _runs(start: Tensor) -> tuple[Tensor, Tensor, Tensor]:
     return run, _take(torch.cumsum(size, dim=0) - size, run), size
 
 
-def select(scores: Tensor, relevance: Tensor, indexes: Tensor, mask: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
-    """Check the flat inputs' shapes and dtypes (no value is read) and keep the items ``mask`` marks."""
+def select(
+    scores: Tensor, relevance: Tensor, indexes: Tensor, mask: Tensor | None, weights: Tensor | None = None
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None]:
+    """Check the flat inputs' shapes and dtypes (no value is read) and keep the items ``mask`` marks
+    (with their ``weights``)."""
     _check_flat(scores, relevance, indexes)
     check_mask(mask, scores.shape)
+    if weights is not None:
+        check_weights("weights", weights, scores.shape, None, validate=False)
     if mask is None:
-        return scores, relevance, indexes
+        return scores, relevance, indexes, weights
     scores, relevance, indexes = scores[mask], relevance[mask], indexes[mask]
+    weights = None if weights is None else weights[mask]
     if scores.shape[0] == 0:
         raise ValueError("mask keeps no item: there is no query to evaluate")
-    return scores, relevance, indexes
+    return scores, relevance, indexes, weights
 
 
 def _check_flat(scores: Tensor, relevance: Tensor, indexes: Tensor) -> None:
@@ -173,6 +181,7 @@ class Rows(NamedTuple):
     scores: Tensor
     relevance: Tensor
     mask: Tensor | None  # None when every query has exactly L items
+    weights: Tensor | None = None  # the items' weights, when given
 
 
 # Padding every query to the longest is worth it (the dense kernels need no segment
@@ -180,8 +189,10 @@ class Rows(NamedTuple):
 _MAX_PADDING = 2
 
 
-def as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor) -> Rows | None:
-    """``[Q, L]`` rows (ascending index order) when padding is cheap, else None.
+def as_rows(
+    scores: Tensor, relevance: Tensor, indexes: Tensor, weights: Tensor | None = None, *, always: bool = False
+) -> Rows | None:
+    """``[Q, L]`` rows (ascending index order) when padding is cheap (or ``always``), else None.
 
     One stable sort by index (skipped when ids already ascend) keeps each query's items in
     input order, which is what ``ties="first"`` ranks by. Synchronises up to four times.
@@ -193,35 +204,54 @@ def as_rows(scores: Tensor, relevance: Tensor, indexes: Tensor) -> Rows | None:
         # Sorting 32-bit keys is about twice as fast as 64-bit ones on CPU.
         ids, order = torch.sort(indexes.int() if _fits_half_word(indexes) else indexes, stable=True)
         scores, relevance = _take(scores, order), _take(relevance, order)
+        weights = None if weights is None else _take(weights, order)
     start = _starts(ids)
     count = int(start.sum())
     if total % count == 0 and bool(start.view(count, -1)[:, 0].all()):
         # Exactly one run start at the head of every equal slice: every query has total/count items.
-        return Rows(scores.reshape(count, -1), relevance.reshape(count, -1), None)
+        return Rows(
+            scores.reshape(count, -1), relevance.reshape(count, -1), None,
+            None if weights is None else weights.reshape(count, -1),
+        )
     query, first, size = _runs(start)
     longest = int(size.max())
-    if count * longest > _MAX_PADDING * total:
+    if count * longest > _MAX_PADDING * total and not always:
         return None
     slot = query * longest + torch.arange(total, device=ids.device) - first
     padded = count * longest
     mask = torch.zeros(padded, dtype=torch.bool, device=ids.device).index_fill_(0, slot, True)
+
+    def padded_rows(values: Tensor) -> Tensor:
+        return values.new_zeros(padded).index_copy_(0, slot, values).view(count, longest)
+
     return Rows(
-        scores.new_zeros(padded).index_copy_(0, slot, scores).view(count, longest),
-        relevance.new_zeros(padded).index_copy_(0, slot, relevance).view(count, longest),
-        mask.view(count, longest),
+        padded_rows(scores), padded_rows(relevance), mask.view(count, longest),
+        None if weights is None else padded_rows(weights),
     )
 
 
-def rank(scores: Tensor, relevance: Tensor, indexes: Tensor, *, gain: d.Gain, ties: str, validate: bool) -> Segments:
+def rank(
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    *,
+    gain: d.Gain,
+    ties: str,
+    validate: bool,
+    weights: Tensor | None = None,
+    threshold: float | None = None,
+    unretrieved: bool = False,
+) -> Segments:
     """Rank every query segment of checked flat inputs (tie-aware, no loop over queries).
 
     ``ties="first"`` ranks the earlier item of the flat input first; ``"worst"``/``"best"``
-    rank tied items by ascending/descending relevance.
+    rank tied items by ascending/descending relevance. With ``unretrieved``, a ``-inf`` score
+    marks an item that gains nothing at a rank but counts in the ideal DCG and in R.
     """
     float_scores = as_float_scores("scores", scores)
     dtype = d.compute_dtype(scores, relevance)
     if validate:
-        check_score_values("scores", float_scores, None)
+        check_score_values("scores", float_scores, None, unretrieved=unretrieved)
         check_relevance_values("relevance", relevance, None)
 
     prior = None
@@ -232,21 +262,33 @@ def rank(scores: Tensor, relevance: Tensor, indexes: Tensor, *, gain: d.Gain, ti
     gains = d.gains(real_relevance, gain, dtype)
     if validate and callable(gain):
         check_gain_values(gains, None)
-    hits = (real_relevance > 0).to(dtype)
+    if weights is not None:
+        check_weights("weights", weights, scores.shape, None, validate)
+        gains = gains * _take(weights, order).to(dtype)
+        if validate:  # (one total of every query's gains bounds each of them)
+            check_weighted_gains(gains, None)
+    hits = d.is_relevant(real_relevance, threshold).to(dtype)
 
     query, query_first, query_size = _runs(query_start)
     count = int(query[-1]) + 1  # synchronises: the output has one value per query
     if validate:  # a DCG sums one query's gains: each label's own query bounds the overflow check
         d.check_exp2_range(_take(relevance, order), gain, dtype, _take(query_size, query))
+    size = query_size[:count, None].to(dtype)
+    ranked_gains, ranked_hits = gains, hits  # what an item brings at its rank
+    if unretrieved:
+        retrieved = _take(float_scores, order) > -torch.inf
+        ranked_gains = torch.where(retrieved, gains, torch.zeros_like(gains))
+        ranked_hits = torch.where(retrieved, hits, torch.zeros_like(hits))
+        size = gains.new_zeros(count, 1).index_add_(0, query, retrieved[:, None].to(dtype))
     flat = torch.arange(scores.shape[0], device=scores.device)
-    hits_seen = torch.cumsum(hits.long(), dim=0) - hits.long()  # exact integer counts
+    hits_seen = torch.cumsum(ranked_hits.long(), dim=0) - ranked_hits.long()  # exact integer counts
     if ties == "average":
         group, group_first, group_size = _runs(group_start)
-        group_gain = _take(torch.zeros_like(gains).index_add_(0, group, gains), group)
+        group_gain = _take(torch.zeros_like(gains).index_add_(0, group, ranked_gains), group)
         group_size = _take(group_size, group).to(dtype)
-        group_hits = _take(torch.zeros_like(hits).index_add_(0, group, hits), group)
+        group_hits = _take(torch.zeros_like(hits).index_add_(0, group, ranked_hits), group)
     else:
-        group_first, group_gain, group_size, group_hits = flat, gains, torch.ones_like(gains), hits
+        group_first, group_gain, group_size, group_hits = flat, ranked_gains, torch.ones_like(gains), ranked_hits
     ranks = RankStatistics(
         position=(flat - query_first).to(dtype),
         group_gain=group_gain,
@@ -255,7 +297,6 @@ def rank(scores: Tensor, relevance: Tensor, indexes: Tensor, *, gain: d.Gain, ti
         group_start=(group_first - query_first).to(dtype),
         hits_before=(_take(hits_seen, group_first) - _take(hits_seen, query_first)).to(dtype),
     )
-    size = query_size[:count, None].to(dtype)
     relevant = gains.new_zeros(count, 1).index_add_(0, query, hits[:, None])
     return Segments(ranks, query, count, gains, size, relevant)
 

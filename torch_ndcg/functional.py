@@ -20,8 +20,16 @@ from . import definitions as d
 from . import dense, engine, flat
 from .aggregation import reduce_queries
 from .engine import Metric, RankedQueries
-from .options import EMPTY, TIES, Empty, Reduction, Ties, metric_doc
-from .validation import check_list_length, check_mask, check_option, check_relevance_dtype
+from .options import EMPTY, REDUCTIONS, TIES, ApNormaliser, Empty, Reduction, Ties, metric_doc
+from .validation import (
+    check_list_length,
+    check_flag,
+    check_mask,
+    check_option,
+    check_relevance_dtype,
+    check_threshold,
+    check_weights,
+)
 
 __all__ = ["average_precision", "cg", "dcg", "hit_rate", "idcg", "mrr", "ndcg", "precision", "recall"]
 
@@ -41,7 +49,7 @@ class ScoredMetric:
         self.__module__ = "torch_ndcg"
         self.__doc__ = metric_doc(
             summary,
-            (*_ARGS, *metric.specific_options, "ties", "reduction", "validate"),
+            (*_ARGS, *metric.specific_options, "ties", "allow_unretrieved", "reduction", "sample_weight", "validate"),
             "float32 tensor (float64 if an input is float64): a scalar, ``[...]`` per query with "
             "``reduction=\"none\"``, and a trailing cutoff axis when ``k`` is a sequence.",
             example,
@@ -60,18 +68,36 @@ class ScoredMetric:
         mask: Tensor | None = None,
         gain: d.Gain = "linear",
         discount: d.Discount = "log2",
+        weights: Tensor | None = None,
+        threshold: float | None = None,
+        ap_normaliser: ApNormaliser = "min_r_k",
+        adaptive_k: bool = False,
         ties: Ties = "average",
+        allow_unretrieved: bool = False,
         empty: Empty = "zero",
         reduction: Reduction = "mean",
+        sample_weight: Tensor | None = None,
         validate: bool = True,
     ) -> Tensor:
-        self.metric.check_options(gain=gain, discount=discount, empty=empty)
+        self.metric.check_options(
+            gain=gain, discount=discount, empty=empty, weights=weights, threshold=threshold,
+            ap_normaliser=ap_normaliser, adaptive_k=adaptive_k,
+        )
+        metric = self.metric.configured(ap_normaliser=ap_normaliser, adaptive_k=adaptive_k)
         check_option("ties", ties, TIES)
         check_option("empty", empty, EMPTY)
+        check_option("reduction", reduction, REDUCTIONS)
+        threshold = check_threshold(threshold)
+        check_flag("allow_unretrieved", allow_unretrieved)
         cutoffs, many = d.resolve_cutoffs(k)
-        queries = _rank(self.metric, scores, relevance, cutoffs, indexes, mask, gain, ties, validate)
-        values = engine.evaluate(self.metric, queries, cutoffs, discount=discount, empty=empty)
-        return reduce_queries(values, many, reduction)
+        queries = _rank(
+            metric, scores, relevance, cutoffs, indexes, mask, gain, ties, validate, weights, threshold,
+            allow_unretrieved,
+        )
+        values = engine.evaluate(metric, queries, cutoffs, discount=discount, empty=empty)
+        if sample_weight is not None:
+            check_weights("sample_weight", sample_weight, values.shape[:-1], None, validate)
+        return reduce_queries(values, many, reduction, sample_weight)
 
 
 def _rank(
@@ -84,15 +110,23 @@ def _rank(
     gain: d.Gain,
     ties: str,
     validate: bool,
+    weights: Tensor | None,
+    threshold: float | None,
+    unretrieved: bool,
 ) -> RankedQueries:
     """Rank the queries of either layout, as deep as the cutoffs need."""
     if indexes is not None:
-        scores, relevance, indexes = flat.select(scores, relevance, indexes, mask)
-        rows = flat.as_rows(scores, relevance, indexes)
+        scores, relevance, indexes, weights = flat.select(scores, relevance, indexes, mask, weights)
+        rows = flat.as_rows(scores, relevance, indexes, weights)
         if rows is None:
-            return flat.rank(scores, relevance, indexes, gain=gain, ties=ties, validate=validate)
-        scores, relevance, mask = rows
-    lists = dense.prepare(scores, relevance, mask, gain, validate)
+            return flat.rank(
+                scores, relevance, indexes, gain=gain, ties=ties, validate=validate, weights=weights,
+                threshold=threshold, unretrieved=unretrieved,
+            )
+        scores, relevance, mask, weights = rows
+    lists = dense.prepare(
+        scores, relevance, mask, gain, validate, weights=weights, threshold=threshold, unretrieved=unretrieved
+    )
     ranks = dense.rank(lists, dense.depth_of(cutoffs, lists.length), ties, hits=not metric.graded, validate=validate)
     return dense.DenseQueries(ranks, lists)
 
@@ -174,7 +208,8 @@ tied items (McSherry & Najork, ECIR 2008).""",
 precision = ScoredMetric(
     engine.PRECISION,
     r"""Precision@k: :math:`\frac{1}{k}\sum_{i=1}^{k} [rel_{(i)} > 0]`. Divides by ``k`` even when a
-list has fewer than ``k`` items (as trec_eval's P@k); ``k=None`` divides by the list's length.""",
+list has fewer than ``k`` items (as trec_eval's P@k); ``k=None`` divides by the list's length, and
+``adaptive_k=True`` by min(k, the list's length) (torchmetrics' ``adaptive_k``; rax's precision).""",
     """    >>> import torch, torch_ndcg as tn
     >>> tn.precision(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]), k=2)
     tensor(0.5000)""",
@@ -199,8 +234,9 @@ average_precision = ScoredMetric(
 
 .. math:: \mathrm{AP@k} = \frac{1}{\min(R, k)} \sum_{i=1}^{k} [rel_{(i)} > 0]\,\mathrm{P@i}
 
-With ``k=None`` the normaliser is ``R`` (trec_eval's AP). torchmetrics' ``RetrievalMAP`` with
-``top_k`` divides by the relevant items retrieved instead.""",
+With ``k=None`` the normaliser is ``R`` (trec_eval's AP). ``ap_normaliser="r"`` divides by R at
+every k (trec_eval's ``map_cut``), ``"found"`` by the relevant items ranked within the top k
+(torchmetrics' ``RetrievalMAP(top_k=k)``).""",
     """    >>> import torch, torch_ndcg as tn
     >>> tn.average_precision(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]))
     tensor(0.5833)""",

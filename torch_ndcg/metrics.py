@@ -24,13 +24,20 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
 ``{"ndcg@1": …, "ndcg@5": …, "ndcg@10": …}`` (ready for ``self.log_dict``); a single ``k``
 returns a scalar tensor. ``empty="skip"`` leaves queries with nothing relevant out of both the
 sum and the count; ``compute()`` before any ``update`` warns and returns 0.
+
+torchmetrics' ``aggregation``: ``"mean"`` (the default) keeps the constant sum/count state;
+``"median"``, ``"min"``, ``"max"`` or a callable ``f(values, dim=None)`` need every per-query
+value, so those keep 8 bytes per query and cutoff (gathered across ranks at ``compute()``).
+``sample_weight`` (per dense or ranked batch) weighs the mean, so it needs ``"mean"``.
+``ignore_index`` (scored classes) leaves out items whose label equals it, as a mask would.
 """
 
 from __future__ import annotations
 
 import hashlib
 import warnings
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 import torch
 from torch import Tensor
@@ -38,10 +45,12 @@ from torch import Tensor
 from . import definitions as d
 from . import functional, ranked
 from .functional import ScoredMetric
-from .options import EMPTY, TIES, Empty, Ties
+from .options import EMPTY, TIES, ApNormaliser, Empty, Ties
+from .aggregation import aggregate_columns, resolve_aggregation, weighted_sums
 from .ranked import RankedMetric
 from .validation import (
     as_float_scores,
+    check_flag,
     check_ids,
     check_mask,
     check_option,
@@ -50,6 +59,8 @@ from .validation import (
     check_same_shape,
     check_score_values,
     check_tensor,
+    check_threshold,
+    check_weights,
 )
 
 try:
@@ -78,6 +89,7 @@ __all__ = [
 ]
 
 Result = Tensor | dict[str, Tensor]
+Aggregation = Literal["mean", "median", "min", "max"] | Callable[..., Tensor]
 
 # Callables seen as metric options, numbered in order of first sight. Kept alive, so a number
 # never passes to another object (ids of freed objects are reused).
@@ -123,7 +135,8 @@ def _rows(state: list[Tensor] | Tensor) -> int:
 
 
 class _Accumulated(Metric):
-    """Mean of per-query values at each cutoff, kept as a sum and a count (summed across ranks)."""
+    """Mean of per-query values at each cutoff, kept as a sum and a count (summed across ranks);
+    any other ``aggregation`` keeps every per-query value (8 bytes per query and cutoff)."""
 
     is_differentiable = False
     higher_is_better = True
@@ -133,7 +146,7 @@ class _Accumulated(Metric):
 
     def __init__(
         self, function: ScoredMetric | RankedMetric, k: d.Cutoff, options: dict[str, Any], validate: bool,
-        **kwargs: Any,
+        aggregation: Aggregation, **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.cutoffs, self._many = d.resolve_cutoffs(k)
@@ -141,31 +154,69 @@ class _Accumulated(Metric):
         self._function = function
         self._options = options
         self.validate = validate
-        tag = _fingerprint(type(self).__name__, self.cutoffs, options)
-        self._total, self._count = f"total_{tag}", f"count_{tag}"
+        self._aggregate = None if aggregation == "mean" else resolve_aggregation(aggregation)
+        tag = _fingerprint(type(self).__name__, self.cutoffs, {**options, "aggregation": aggregation})
+        self._total, self._count, self._per_query = f"total_{tag}", f"count_{tag}", f"per_query_{tag}"
         size = len(self.cutoffs)
-        # float64 sum and int64 count: exact enough over millions of queries.
+        # float64 sum and count (the queries' total sample_weight; exact counts up to 2**53).
         self.add_state(self._total, torch.zeros(size, dtype=torch.float64), dist_reduce_fx="sum")
-        self.add_state(self._count, torch.zeros(size, dtype=torch.long), dist_reduce_fx="sum")
+        self.add_state(self._count, torch.zeros(size, dtype=torch.float64), dist_reduce_fx="sum")
+        if self._aggregate is not None:
+            self.add_state(self._per_query, [], dist_reduce_fx="cat")
 
-    def _accumulate(self, values: Tensor) -> None:
-        total, count = _sum_and_count(values)
+    def _accumulate(self, values: Tensor, sample_weight: Tensor | None = None) -> None:
+        if self._aggregate is not None:
+            if sample_weight is not None:
+                raise ValueError('sample_weight weighs the mean: it needs aggregation="mean"')
+            getattr(self, self._per_query).append(values.reshape(-1, values.shape[-1]).to(torch.float64))
+            return
+        if sample_weight is None:
+            total, count = _sum_and_count(values)
+        else:
+            check_weights("sample_weight", sample_weight, values.shape[:-1], None, self.validate)
+            total, count = weighted_sums(values, sample_weight, torch.float64)
         getattr(self, self._total).add_(total)
         getattr(self, self._count).add_(count)
 
-    def _result(self, total: Tensor, count: Tensor) -> Result:
-        # A mean over nothing (no update, or every query skipped) is 0, as in the functional form.
-        means = (total / count.clamp(min=1)).to(self.dtype)
+    def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
+        # torchmetrics stands in a 1-D tensor of the metric's dtype for a rank's empty list state;
+        # the gathered per-query values are [Q, C] float64 on every rank. (Undone after compute.)
+        if self._aggregate is not None and not _rows(getattr(self, self._per_query)):
+            empty = torch.empty(0, len(self.cutoffs), dtype=torch.float64, device=self.device)
+            setattr(self, self._per_query, [empty])
+        super()._sync_dist(*args, **kwargs)
+
+    def _result(self, now: Tensor | None = None) -> Result:
+        """The aggregate over every query seen, and the per-query values ``now`` ``[Q, C]`` (flat
+        rows evaluated at compute time)."""
+        if self._aggregate is None:
+            total, count = getattr(self, self._total), getattr(self, self._count)
+            if now is not None:
+                now_total, now_count = _sum_and_count(now)
+                total, count = total + now_total, count + now_count
+            # A mean over nothing (no update, every query skipped, or a total weight of 0) is 0, as
+            # in the functional form.
+            results = torch.where(count > 0, total / count, 0.0).to(self.dtype)
+        else:
+            kept = getattr(self, self._per_query)
+            parts = [dim_zero_cat(kept)] if _rows(kept) else []
+            parts += [] if now is None else [now.to(torch.float64)]
+            values = torch.cat(parts) if parts else torch.zeros(0, len(self.cutoffs), dtype=torch.float64)
+            results = aggregate_columns(values, self._aggregate).to(self.dtype)
         if not self._many:
-            return means[0]
+            return results[0]
         name = self._function.__name__
-        return {name if k is None else f"{name}@{k}": value for k, value in zip(self.cutoffs, means)}
+        return {name if k is None else f"{name}@{k}": value for k, value in zip(self.cutoffs, results)}
+
+
+_METRIC_SPECIFIC = ("gain", "discount", "empty", "threshold", "ap_normaliser", "adaptive_k")
 
 
 def _check_options(function: ScoredMetric | RankedMetric, options: dict[str, Any]) -> None:
     """Refuse a bad option when the metric is built, not at the first ``update``."""
-    function.metric.check_options(gain=options["gain"], discount=options["discount"], empty=options["empty"])
+    function.metric.check_options(**{key: options[key] for key in _METRIC_SPECIFIC})
     check_option("empty", options["empty"], EMPTY)
+    check_threshold(options["threshold"])
     check_option("ties", options.get("ties", "average"), TIES)
     d.resolve_gain(options["gain"])
     d.resolve_discount(options["discount"])
@@ -185,14 +236,29 @@ class _ScoredMetric(_Accumulated):
         *,
         gain: d.Gain = "linear",
         discount: d.Discount = "log2",
+        threshold: float | None = None,
+        ap_normaliser: ApNormaliser = "min_r_k",
+        adaptive_k: bool = False,
         ties: Ties = "average",
+        allow_unretrieved: bool = False,
         empty: Empty = "zero",
+        aggregation: Aggregation = "mean",
+        ignore_index: int | None = None,
         validate: bool = True,
         **kwargs: Any,
     ) -> None:
-        """Options as in :func:`torch_ndcg.ndcg`; ``kwargs`` go to :class:`torchmetrics.Metric`."""
-        options = dict(gain=gain, discount=discount, ties=ties, empty=empty)
-        super().__init__(type(self)._function, k, options, validate, **kwargs)
+        """Options as in :func:`torch_ndcg.ndcg`, plus torchmetrics' ``aggregation`` (``"mean"``
+        with constant state; ``"median"``, ``"min"``, ``"max"`` or a callable ``f(values, dim=None)``
+        keep every per-query value) and ``ignore_index`` (items whose label equals it are left out,
+        as ``mask=relevance != ignore_index``); ``kwargs`` go to :class:`torchmetrics.Metric`."""
+        options = dict(gain=gain, discount=discount, ties=ties, empty=empty,
+            threshold=threshold, ap_normaliser=ap_normaliser, adaptive_k=adaptive_k,
+            allow_unretrieved=check_flag("allow_unretrieved", allow_unretrieved),
+        )
+        if ignore_index is not None and (isinstance(ignore_index, bool) or not isinstance(ignore_index, int)):
+            raise TypeError(f"ignore_index must be an int or None, got {ignore_index!r}")
+        self.ignore_index = ignore_index
+        super().__init__(type(self)._function, k, options, validate, aggregation, **kwargs)
         self.add_state("flat_scores", [], dist_reduce_fx="cat")
         self.add_state("flat_relevance", [], dist_reduce_fx="cat")
         self.add_state("flat_indexes", [], dist_reduce_fx="cat")
@@ -204,6 +270,8 @@ class _ScoredMetric(_Accumulated):
         *,
         mask: Tensor | None = None,
         indexes: Tensor | None = None,
+        weights: Tensor | None = None,
+        sample_weight: Tensor | None = None,
     ) -> None:
         """Add a dense batch ``[..., N]`` (one query per row), or flat rows of queries ``indexes``.
 
@@ -212,8 +280,22 @@ class _ScoredMetric(_Accumulated):
             relevance: labels ≥ 0 of the same shape.
             mask: bool, ``True`` for real items (dense: padding; flat: rows to keep).
             indexes: integer query id of every item (flat form); a query may span batches.
+            weights: per-item weights of the scores' shape (rax's ``weights``; dense form only).
+            sample_weight: per-query weights ``[...]`` in the mean (scikit-learn's
+                ``sample_weight``; dense form only).
         """
+        if self.ignore_index is not None:
+            check_tensor("relevance", relevance)
+            check_mask(mask, relevance.shape)
+            kept = relevance != self.ignore_index
+            mask = kept if mask is None else mask & kept
         if indexes is not None:
+            if weights is not None or sample_weight is not None:
+                # A flat query may span batches: its weights would have to be kept per item.
+                raise ValueError(
+                    "weights and sample_weight are taken by the dense form of update (one query per row), "
+                    "not with indexes; use the functional form for flat weighted queries"
+                )
             self._store(scores, relevance, mask, indexes)
             return
         # Inference mode skips autograd's bookkeeping on every small kernel: the values only
@@ -221,9 +303,9 @@ class _ScoredMetric(_Accumulated):
         with torch.inference_mode():
             values = self._function(
                 scores, relevance, self.cutoffs, mask=mask, reduction="none", validate=self.validate,
-                **self._options,
+                weights=weights, **self._options,
             )
-            self._accumulate(values)
+            self._accumulate(values, sample_weight)
 
     def _store(self, scores: Tensor, relevance: Tensor, mask: Tensor | None, indexes: Tensor) -> None:
         check_tensor("scores", scores)
@@ -242,7 +324,7 @@ class _ScoredMetric(_Accumulated):
             )
             return
         if self.validate:  # here, where the bad batch is known (exp2 overflow needs whole queries: compute())
-            check_score_values("scores", scores, None)
+            check_score_values("scores", scores, None, unretrieved=self._options["allow_unretrieved"])
             check_relevance_values("relevance", relevance, None)
         # float64 scores rank exactly as the caller's float32, float64 or integer scores do.
         self.flat_scores.append(scores.reshape(-1).to(torch.float64))
@@ -259,17 +341,15 @@ class _ScoredMetric(_Accumulated):
         super()._sync_dist(*args, **kwargs)
 
     def compute(self) -> Result:
-        total, count = getattr(self, self._total), getattr(self, self._count)
         if not _rows(self.flat_indexes):
-            return self._result(total, count)
+            return self._result()
         rows = (self.flat_scores, self.flat_relevance, self.flat_indexes)
         scores, relevance, indexes = (dim_zero_cat(state) for state in rows)
         values = self._function(
             scores, relevance, self.cutoffs, indexes=indexes, reduction="none", validate=self.validate,
             **self._options,
         )
-        flat_total, flat_count = _sum_and_count(values.reshape(values.shape[0], -1))
-        return self._result(total + flat_total, count + flat_count)
+        return self._result(values.reshape(values.shape[0], -1))
 
 
 class _RankedMetric(_Accumulated):
@@ -284,25 +364,42 @@ class _RankedMetric(_Accumulated):
         pad_id: int = -1,
         gain: d.Gain = "linear",
         discount: d.Discount = "log2",
+        threshold: float | None = None,
+        ap_normaliser: ApNormaliser = "min_r_k",
+        adaptive_k: bool = False,
         empty: Empty = "zero",
+        aggregation: Aggregation = "mean",
         validate: bool = True,
         **kwargs: Any,
     ) -> None:
-        """Options as in :func:`torch_ndcg.ranked.ndcg`; ``kwargs`` go to :class:`torchmetrics.Metric`."""
-        options = dict(pad_id=pad_id, gain=gain, discount=discount, empty=empty)
-        super().__init__(type(self)._function, k, options, validate, **kwargs)
+        """Options as in :func:`torch_ndcg.ranked.ndcg`, and ``aggregation`` as in the scored
+        classes; ``kwargs`` go to :class:`torchmetrics.Metric`."""
+        options = dict(pad_id=pad_id, gain=gain, discount=discount, empty=empty,
+            threshold=threshold, ap_normaliser=ap_normaliser, adaptive_k=adaptive_k,
+        )
+        super().__init__(type(self)._function, k, options, validate, aggregation, **kwargs)
 
-    def update(self, ranked_ids: Tensor, target_ids: Tensor, target_relevance: Tensor | None = None) -> None:
-        """Add a batch of recommended lists (best first) and their ground truth; ``pad_id`` pads both."""
+    def update(
+        self,
+        ranked_ids: Tensor,
+        target_ids: Tensor,
+        target_relevance: Tensor | None = None,
+        *,
+        weights: Tensor | None = None,
+        sample_weight: Tensor | None = None,
+    ) -> None:
+        """Add a batch of recommended lists (best first) and their ground truth; ``pad_id`` pads both.
+        ``weights`` (of ``target_ids``' shape) and ``sample_weight`` (one per list) as in
+        :func:`torch_ndcg.ranked.ndcg`."""
         with torch.inference_mode():  # as in the dense form: only the states keep anything
             values = self._function(
                 ranked_ids, target_ids, target_relevance, self.cutoffs, reduction="none",
-                validate=self.validate, **self._options,
+                validate=self.validate, weights=weights, **self._options,
             )
-            self._accumulate(values)
+            self._accumulate(values, sample_weight)
 
     def compute(self) -> Result:
-        return self._result(getattr(self, self._total), getattr(self, self._count))
+        return self._result()
 
 
 class NDCG(_ScoredMetric):

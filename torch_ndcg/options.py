@@ -11,10 +11,12 @@ from typing import Literal
 Ties = Literal["average", "first", "worst", "best"]
 Empty = Literal["zero", "one", "skip", "error"]
 Reduction = Literal["mean", "sum", "none"]
+ApNormaliser = Literal["min_r_k", "r", "found"]
 
 TIES: tuple[str, ...] = ("average", "first", "worst", "best")
 EMPTY: tuple[str, ...] = ("zero", "one", "skip", "error")
 REDUCTIONS: tuple[str, ...] = ("mean", "sum", "none")
+AP_NORMALISERS: tuple[str, ...] = ("min_r_k", "r", "found")  # the first is the default
 
 OPTION_DOCS: dict[str, str] = {
     "scores": "``[..., N]`` model scores, higher ranks first (integer scores rank as exact float64 "
@@ -36,6 +38,25 @@ OPTION_DOCS: dict[str, str] = {
     "empty": "the value of a query with nothing relevant (its ideal is 0): ``\"zero\"``, ``\"one\"``, "
     "``\"skip\"`` (left out of the mean; NaN with ``reduction=\"none\"``) or ``\"error\"``.",
     "reduction": "``\"mean\"`` over queries, ``\"sum\"``, or ``\"none\"`` (one value per query).",
+    "weights": "per-item weights ≥ 0 of the scores' shape (rax's ``weights``, on its DCG and NDCG): "
+    "each item's gain is multiplied by its weight, and the ideal ranking sorts by weighted gain. "
+    "``None``: every weight is 1.",
+    "sample_weight": "per-query weights ≥ 0 for the mean over queries (scikit-learn's "
+    "``sample_weight``): the query shape ``[...]``, or with ``indexes`` ``[Q]``, one per distinct id "
+    "in ascending id order. ``reduction=\"mean\"`` gives ``Σ w·v / Σ w`` over the queries not "
+    "skipped (0 when that weight is 0), ``\"sum\"`` gives ``Σ w·v``; ``\"none\"`` refuses it.",
+    "threshold": "an item counts as relevant when its label is ≥ ``threshold`` (trec_eval's ``-l`` "
+    "relevance level; rax counts labels ≥ 1): a finite number > 0. ``None``: labels > 0.",
+    "ap_normaliser": "what AP@k divides by: ``\"min_r_k\"`` min(R, k), R = the relevant items of "
+    "the query (R when ``k=None``, trec_eval's AP); ``\"r\"`` R at every k (trec_eval's "
+    "``map_cut``); ``\"found\"`` the relevant items ranked within the top k (torchmetrics' "
+    "``RetrievalMAP(top_k=k)``; their expected number under tied scores with ``ties=\"average\"``).",
+    "adaptive_k": "``True``: precision@k divides by min(k, the list's length) (torchmetrics' "
+    "``adaptive_k``); ``False``: by k even for shorter lists (trec_eval's P@k).",
+    "allow_unretrieved": "``True``: a ``-inf`` score marks an item that was not retrieved (rax's "
+    "convention): it is never ranked and gains nothing, but still counts in the ideal DCG and in R "
+    "(recall, AP), and not in the list's length (precision with ``k=None`` or ``adaptive_k``). "
+    "``False`` (default): ``-inf`` is refused like NaN; padding belongs in ``mask``.",
     "validate": "check values (NaN scores, negative labels, exp2 overflow); ``False`` skips those "
     "checks, so on CUDA nothing waits for the device (for compiled or graph-captured code). "
     "Results on valid input are the same either way.",

@@ -40,7 +40,7 @@ from . import definitions as d
 from . import engine
 from .aggregation import reduce_queries
 from .engine import Cutoffs, Metric, sum_to_cutoffs
-from .options import EMPTY, Empty, Reduction, metric_doc
+from .options import EMPTY, REDUCTIONS, ApNormaliser, Empty, Reduction, metric_doc
 from .ordering import top_values
 from .rank_statistics import RankStatistics
 from .validation import (
@@ -50,6 +50,9 @@ from .validation import (
     check_list_length,
     check_relevance_dtype,
     check_relevance_values,
+    check_threshold,
+    check_weighted_gains,
+    check_weights,
 )
 
 __all__ = ["average_precision", "dcg", "from_lists", "hit_rate", "mrr", "ndcg", "precision", "recall"]
@@ -118,6 +121,8 @@ def prepare_ranked(
     pad_id: int,
     gain: d.Gain,
     validate: bool,
+    weights: Tensor | None = None,
+    threshold: float | None = None,
 ) -> RankedLists:
     """Check the inputs and look every recommended id up in its row's ground truth.
 
@@ -164,7 +169,13 @@ def prepare_ranked(
     gains = torch.where(is_target, d.gains(relevance, gain, dtype), torch.zeros_like(relevance))
     if validate and callable(gain):
         check_gain_values(gains, is_target)
-    hits = (relevance > 0).to(dtype)
+    if weights is not None:
+        check_weights("weights", weights, target_ids.shape, target_ids != pad_id, validate)
+        if target_ids.shape[-1]:  # (else the single padding column has gain 0 anyway)
+            gains = torch.where(is_target, gains * weights.reshape(gains.shape).to(dtype), torch.zeros_like(gains))
+            if validate:
+                check_weighted_gains(gains, None)
+    hits = d.is_relevant(relevance, threshold).to(dtype)  # padding has relevance 0, below any threshold
 
     sorted_ids, order = torch.sort(target, dim=-1)
     if validate:
@@ -219,7 +230,7 @@ class RankedMetric:
         self.__module__ = __name__
         self.__doc__ = metric_doc(
             summary,
-            (*_RANKED_ARGS, "pad_id", *metric.specific_options, "reduction", "validate"),
+            (*_RANKED_ARGS, "pad_id", *metric.specific_options, "reduction", "sample_weight", "validate"),
             "float32 tensor (float64 if ``target_relevance`` is float64).",
             example,
         )
@@ -237,18 +248,33 @@ class RankedMetric:
         pad_id: int = -1,
         gain: d.Gain = "linear",
         discount: d.Discount = "log2",
+        weights: Tensor | None = None,
+        threshold: float | None = None,
+        ap_normaliser: ApNormaliser = "min_r_k",
+        adaptive_k: bool = False,
         empty: Empty = "zero",
         reduction: Reduction = "mean",
+        sample_weight: Tensor | None = None,
         validate: bool = True,
     ) -> Tensor:
-        self.metric.check_options(gain=gain, discount=discount, empty=empty)
+        self.metric.check_options(
+            gain=gain, discount=discount, empty=empty, weights=weights, threshold=threshold,
+            ap_normaliser=ap_normaliser, adaptive_k=adaptive_k,
+        )
+        metric = self.metric.configured(ap_normaliser=ap_normaliser, adaptive_k=adaptive_k)
         check_option("empty", empty, EMPTY)
+        check_option("reduction", reduction, REDUCTIONS)
+        threshold = check_threshold(threshold)
         cutoffs, many = d.resolve_cutoffs(k)
         lists = prepare_ranked(
-            ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain=gain, validate=validate
+            ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain=gain, validate=validate,
+            weights=weights, threshold=threshold,
         )
-        values = engine.evaluate(self.metric, lists, cutoffs, discount=discount, empty=empty)
-        return reduce_queries(values.reshape(*lists.batch_shape, values.shape[-1]), many, reduction)
+        values = engine.evaluate(metric, lists, cutoffs, discount=discount, empty=empty)
+        values = values.reshape(*lists.batch_shape, values.shape[-1])
+        if sample_weight is not None:
+            check_weights("sample_weight", sample_weight, lists.batch_shape, None, validate)
+        return reduce_queries(values, many, reduction, sample_weight)
 
 
 _IDS = "torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]])"

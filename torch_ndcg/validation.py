@@ -24,6 +24,12 @@ def check_option(name: str, value: object, choices: Iterable[str]) -> str:
     return value
 
 
+def check_flag(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
 def check_tensor(name: str, value: object) -> Tensor:
     if not isinstance(value, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(value).__name__}")
@@ -100,16 +106,22 @@ def _unmasked(values: Tensor, mask: Tensor | None) -> Tensor:
     return torch.where(mask, values, torch.zeros((), dtype=values.dtype, device=values.device))
 
 
-def check_score_values(name: str, scores: Tensor, mask: Tensor | None) -> None:
-    """NaN or infinite unmasked scores cannot be ranked consistently (synchronises)."""
+def check_score_values(name: str, scores: Tensor, mask: Tensor | None, *, unretrieved: bool = False) -> None:
+    """NaN or infinite unmasked scores cannot be ranked consistently (synchronises); with
+    ``unretrieved``, ``-inf`` marks an item that was not retrieved and is allowed."""
     values = _unmasked(scores, mask)
+    if unretrieved:
+        values = values.masked_fill(values == -math.inf, 0.0)
     # One reduction decides the common case: a sum is finite whenever every term is, unless
     # large finite terms overflow, in which case the exact test below clears them.
     if math.isfinite(values.sum().item()) or bool(torch.isfinite(values).all()):
         return
+    if unretrieved:
+        raise ValueError(f"{name} contains NaN or +inf values at unmasked positions (-inf marks an unretrieved item)")
     raise ValueError(
         f"{name} contains NaN or infinite values at unmasked positions; "
-        "pass mask=... (False = padding) to exclude items instead of -inf scores"
+        "pass mask=... (False = padding) to exclude items instead of -inf scores, or "
+        "allow_unretrieved=True if -inf marks items that were not retrieved"
     )
 
 
@@ -144,4 +156,39 @@ def check_gain_values(gains: Tensor, mask: Tensor | None) -> None:
         raise ValueError(
             "gain returned NaN, infinite or negative values for real labels; a gain callable must "
             "give finite gains ≥ 0 (for large labels use float64 relevance, or a bounded gain)"
+        )
+
+
+def check_threshold(threshold: object) -> float | None:
+    """A relevance threshold is ``None`` or a finite number > 0 (at 0, every item and the padding
+    would count as relevant)."""
+    if threshold is None:
+        return None
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        raise ValueError(f"threshold must be a finite number > 0 or None, got {threshold!r}")
+    if threshold <= 0:
+        raise ValueError(f"threshold must be > 0 (labels are ≥ 0, so every item would be relevant), got {threshold!r}")
+    return float(threshold)
+
+
+def check_weights(name: str, weights: object, shape: torch.Size, mask: Tensor | None, validate: bool) -> None:
+    """Weights are a real tensor of ``shape``; with ``validate``, finite and ≥ 0 where not masked
+    (synchronises)."""
+    check_tensor(name, weights)
+    if weights.is_complex() or weights.dtype == torch.bool:
+        raise TypeError(f"{name} must be a real (integer or floating point) tensor, got {weights.dtype}")
+    if weights.shape != shape:
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(weights.shape)}")
+    if validate and weights.numel():
+        smallest, largest = _unmasked(weights, mask).double().aminmax()
+        if not (smallest.item() >= 0 and math.isfinite(largest.item())):
+            raise ValueError(f"{name} must be finite and ≥ 0, got negative, infinite or NaN values")
+
+
+def check_weighted_gains(gains: Tensor, mask: Tensor | None) -> None:
+    """Weighted gains must keep every list's DCG finite (synchronises): a huge weight would
+    otherwise turn a query's value into NaN, which the mean would skip silently."""
+    if not bool(torch.isfinite(_unmasked(gains, mask).sum(-1)).all()):
+        raise ValueError(
+            "weights times the gains overflow a list's DCG; use smaller weights or float64 inputs"
         )

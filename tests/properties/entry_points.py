@@ -13,14 +13,33 @@ from dataclasses import dataclass
 
 import torch
 from hypothesis import strategies as st
-from hostile import CUTOFFS, DISCOUNTS, EMPTIES, GAINS, REDUCTIONS, TIES, list_shapes, masks, values
+from hostile import (
+    ADAPTIVE_K,
+    ALLOW_UNRETRIEVED,
+    AP_NORMALISERS,
+    CUTOFFS,
+    DISCOUNTS,
+    EMPTIES,
+    GAINS,
+    REDUCTIONS,
+    THRESHOLDS,
+    TIES,
+    list_shapes,
+    masks,
+    values,
+    weights,
+)
 
 import torch_ndcg as tn
 from torch_ndcg.data import RankingDataset, pad_batch
 
 SCORED = ["ndcg", "dcg", "cg", "mrr", "precision", "recall", "hit_rate", "average_precision"]
 RANKED = ["ndcg", "dcg", "mrr", "precision", "recall", "hit_rate", "average_precision"]
-METRIC_OPTIONS = ("k", "mask", "indexes", "gain", "discount", "ties", "empty", "reduction", "validate")
+METRIC_OPTIONS = (
+    "k", "mask", "indexes", "gain", "discount", "ties", "empty", "reduction", "validate",
+    "weights", "sample_weight", "threshold", "ap_normaliser", "adaptive_k", "allow_unretrieved",
+)
+GRADED = ("ndcg", "dcg", "cg")
 
 
 @dataclass
@@ -44,12 +63,20 @@ def _options(draw: st.DrawFn) -> dict:
 def _metric_options(name: str, options: dict, draw: st.DrawFn) -> dict:
     """Options a metric takes, plus (sometimes) one it refuses."""
     keep = dict(options)
-    if name not in ("ndcg", "dcg", "cg") and draw(st.booleans()):
+    keep.update(threshold=draw(THRESHOLDS), ap_normaliser=draw(AP_NORMALISERS), adaptive_k=draw(ADAPTIVE_K))
+    refused = draw(st.booleans())
+    if name not in GRADED and not refused:
         keep.pop("gain")
-    if name not in ("ndcg", "dcg") and draw(st.booleans()):
+    if name not in ("ndcg", "dcg") and not refused:
         keep.pop("discount")
-    if name in ("dcg", "cg") and draw(st.booleans()):
+    if name in ("dcg", "cg") and not refused:
         keep.pop("empty")
+    if name in GRADED and not refused:
+        keep.pop("threshold")
+    if name != "average_precision" and not refused:
+        keep.pop("ap_normaliser")
+    if name != "precision" and not refused:
+        keep.pop("adaptive_k")
     return keep
 
 
@@ -71,6 +98,12 @@ def scored_metric(name: str) -> Callable[[st.DataObject], Case]:
             indexes = draw(st.sampled_from(["ids", "ids", "float", "short"]))
             ids = torch.tensor(draw(st.lists(st.integers(-3, 3), min_size=count, max_size=count)), dtype=torch.long)
             indexes = {"ids": ids, "float": ids.float(), "short": ids[: max(count - 1, 0)]}[indexes]
+        options["allow_unretrieved"] = draw(ALLOW_UNRETRIEVED)
+        if name in GRADED or draw(st.booleans()):
+            options["weights"] = draw(weights(tuple(scores.shape)))
+        if draw(st.booleans()):
+            queries = (len(torch.unique(indexes)),) if isinstance(indexes, torch.Tensor) else tuple(scores.shape[:-1])
+            options["sample_weight"] = draw(weights(queries))
 
         def call(validate: bool) -> object:
             return fn(scores, relevance, k, indexes=indexes, mask=mask, validate=validate, **options)
@@ -80,10 +113,13 @@ def scored_metric(name: str) -> Callable[[st.DataObject], Case]:
             # The same queries as flat items with query ids: one value per row, in row order.
             rows = torch.arange(shape[0]).unsqueeze(-1).expand(shape)
             per_query = {**options, "reduction": "none"}
+            per_query.pop("sample_weight", None)
+            item_weights = per_query.pop("weights", None)
 
             def other() -> object:
-                flat = fn(scores[mask], relevance[mask], k, indexes=rows[mask], **per_query)
-                return flat, fn(scores, relevance, k, mask=mask, **per_query)
+                flat_weights = item_weights[mask] if isinstance(item_weights, torch.Tensor) else item_weights
+                flat = fn(scores[mask], relevance[mask], k, indexes=rows[mask], weights=flat_weights, **per_query)
+                return flat, fn(scores, relevance, k, mask=mask, weights=item_weights, **per_query)
 
         return Case(
             call, ("scores", "relevance", *METRIC_OPTIONS),
@@ -92,6 +128,27 @@ def scored_metric(name: str) -> Callable[[st.DataObject], Case]:
         )
 
     return recipe
+
+
+def ordered_pair_accuracy(data: st.DataObject) -> Case:
+    draw = data.draw
+    shape = draw(list_shapes())
+    scores = draw(values(shape, hostile=draw(st.booleans())))
+    relevance = draw(values(shape, hostile=draw(st.booleans()), low=0.0))
+    mask = draw(masks(shape))
+    options = {key: value for key, value in _options(draw).items() if key in ("ties", "empty", "reduction")}
+    if draw(st.booleans()):
+        options["sample_weight"] = draw(weights(tuple(scores.shape[:-1])))
+    indexes = None
+    if draw(st.booleans()) and len(shape) >= 1:  # the flat layout, one query per row
+        rows = torch.arange(scores.numel()).reshape(shape) // max(shape[-1], 1)
+        scores, relevance, indexes = scores.reshape(-1), relevance.reshape(-1), rows.reshape(-1)
+        mask = mask.reshape(-1) if isinstance(mask, torch.Tensor) and mask.shape == shape else mask
+    return Case(
+        lambda validate: tn.ordered_pair_accuracy(scores, relevance, indexes=indexes, mask=mask, validate=validate, **options),
+        ("scores", "relevance", "indexes", "mask", "ties", "empty", "reduction", "sample_weight", "validate"),
+        nan_allowed=options["empty"] == "skip" and options["reduction"] == "none",
+    )
 
 
 def idcg(data: st.DataObject) -> Case:
@@ -126,6 +183,10 @@ def ranked_metric(name: str) -> Callable[[st.DataObject], Case]:
         k, pad_id = draw(CUTOFFS), draw(st.sampled_from([-1, -1, 0, True, "x", 1.5]))
         options = _metric_options(name, _options(draw), draw)
         options.pop("ties")
+        if name in GRADED or draw(st.booleans()):
+            options["weights"] = draw(weights(tuple(target_ids.shape)))
+        if draw(st.booleans()):
+            options["sample_weight"] = draw(weights(tuple(ranked_ids.shape[:-1])))
         return Case(
             lambda validate: fn(ranked_ids, target_ids, relevance, k, pad_id=pad_id, validate=validate, **options),
             ("ranked_ids", "target_ids", "target_relevance", "k", "pad_id", *METRIC_OPTIONS),
@@ -218,6 +279,9 @@ def metric_class(data: st.DataObject) -> Case:
            "hit_rate": "HitRate", "average_precision": "AveragePrecision"}[name]
     options = _metric_options(name, _options(draw), draw)
     options.pop("reduction")
+    options["aggregation"] = draw(st.sampled_from(["mean", "mean", "median", "min", "max", "avg", lambda v, dim=None: v.sum()]))
+    options["ignore_index"] = draw(st.sampled_from([None, None, -1, 0, 1.5]))
+    options["allow_unretrieved"] = draw(ALLOW_UNRETRIEVED)
     k = draw(CUTOFFS)
     shape = draw(list_shapes())
     scores = draw(values(shape, hostile=draw(st.booleans())))
@@ -230,17 +294,32 @@ def metric_class(data: st.DataObject) -> Case:
         mask = None
         indexes = torch.tensor(draw(st.lists(st.integers(0, 2), min_size=scores.shape[0], max_size=scores.shape[0])))
 
+    per_batch = {}
+    if draw(st.booleans()):
+        per_batch["weights"] = draw(weights(tuple(scores.shape)))
+    if draw(st.booleans()):
+        per_batch["sample_weight"] = draw(weights(tuple(scores.shape[:-1])))
+
     def call(validate: bool) -> object:
         metric = getattr(tn.metrics, cls)(k, validate=validate, **options)
-        metric.update(scores, relevance, mask=mask, indexes=indexes)
+        metric.update(scores, relevance, mask=mask, indexes=indexes, **per_batch)
         return metric.compute()
 
     def functional() -> object:
-        value = getattr(tn, name)(scores, relevance, k, mask=mask, indexes=indexes, **options)
+        # Only the mean has a functional counterpart; ignore_index is the mask it stands for.
+        plain = {key: value for key, value in options.items() if key not in ("aggregation", "ignore_index")}
+        kept = mask
+        if options["ignore_index"] is not None:
+            kept = relevance != options["ignore_index"] if mask is None else mask & (relevance != options["ignore_index"])
+        value = getattr(tn, name)(scores, relevance, k, mask=kept, indexes=indexes, **plain, **per_batch)
         result = call(True)  # one value per cutoff: a scalar, or a dict in cutoff order
         return (torch.stack(list(result.values())) if isinstance(result, dict) else result), value
 
-    return Case(call, ("scores", "relevance", *METRIC_OPTIONS), other_route=functional if scores.numel() else None)
+    comparable = scores.numel() and options["aggregation"] == "mean"
+    return Case(
+        call, ("scores", "relevance", "aggregation", "ignore_index", *METRIC_OPTIONS),
+        other_route=functional if comparable else None,
+    )
 
 
 def data_helpers(data: st.DataObject) -> Case:
@@ -267,6 +346,7 @@ def data_helpers(data: st.DataObject) -> Case:
 ENTRY_POINTS: dict[str, Callable[[st.DataObject], Case]] = {
     **{f"tn.{name}": scored_metric(name) for name in SCORED},
     "tn.idcg": idcg,
+    "tn.ordered_pair_accuracy": ordered_pair_accuracy,
     **{f"tn.ranked.{name}": ranked_metric(name) for name in RANKED},
     "tn.from_lists": from_lists,
     **{f"tn.{name}": loss(name) for name in LOSSES},

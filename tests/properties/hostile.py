@@ -17,6 +17,28 @@ DISCOUNTS = st.sampled_from(["log2", "ln", 3, lambda ranks: 1.0 / ranks])
 TIES = st.sampled_from(["average", "first", "worst", "best", "random", 1])
 EMPTIES = st.sampled_from(["zero", "one", "skip", "error", "nan", None])
 REDUCTIONS = st.sampled_from(["mean", "sum", "none", "avg", None])
+THRESHOLDS = st.sampled_from([None, None, 1, 0.5, 2.0, 0, -1.0, math.nan, math.inf, True, "1"])
+AP_NORMALISERS = st.sampled_from(["min_r_k", "r", "found", "R", None])
+ADAPTIVE_K = st.sampled_from([False, True, "yes", 1])
+ALLOW_UNRETRIEVED = st.sampled_from([False, False, True, True, "yes"])
+
+
+@st.composite
+def weights(draw, shape: tuple[int, ...]) -> object:
+    """Per-item or per-query weights for ``shape``: none, ordinary, or hostile (negative, NaN,
+    infinite, bool, the wrong shape, not a tensor)."""
+    kind = draw(st.sampled_from(["none", "none", "good", "good", "hostile", "wrong shape", "bool", "list"]))
+    if kind == "none":
+        return None
+    if kind == "wrong shape":
+        return torch.ones(*shape, 2)
+    if kind == "list":
+        return [1.0] * math.prod(shape)
+    pool = [0.0, 0.5, 1.0, 2.0] + ([-1.0, math.nan, math.inf] if kind == "hostile" else [])
+    count = math.prod(shape)
+    tensor = torch.tensor(draw(st.lists(st.sampled_from(pool), min_size=count, max_size=count)), dtype=torch.float64)
+    tensor = tensor.reshape(shape)
+    return tensor > 0 if kind == "bool" else tensor.to(draw(st.sampled_from([torch.float32, torch.float64])))
 
 
 @st.composite

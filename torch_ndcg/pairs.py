@@ -1,0 +1,71 @@
+"""Ordered-pair accuracy: the share of pairs with different labels that the scores order correctly."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from . import dense, flat
+from .aggregation import apply_empty, reduce_queries
+from .options import EMPTY, REDUCTIONS, TIES, Empty, Reduction, Ties, metric_doc
+from .validation import check_option, check_weights
+
+
+def ordered_pair_accuracy(
+    scores: Tensor,
+    relevance: Tensor,
+    *,
+    indexes: Tensor | None = None,
+    mask: Tensor | None = None,
+    ties: Ties = "worst",
+    empty: Empty = "zero",
+    reduction: Reduction = "mean",
+    sample_weight: Tensor | None = None,
+    validate: bool = True,
+) -> Tensor:
+    """Ordered-pair accuracy; the docstring below is assembled from :mod:`torch_ndcg.options`."""
+    check_option("ties", ties, TIES)
+    check_option("empty", empty, EMPTY)
+    check_option("reduction", reduction, REDUCTIONS)
+    if indexes is not None:
+        scores, relevance, indexes, _ = flat.select(scores, relevance, indexes, mask)
+        scores, relevance, mask, _ = flat.as_rows(scores, relevance, indexes, always=True)
+    lists = dense.prepare(scores, relevance, mask, "linear", validate)
+    real = lists.scores > -torch.inf  # (only padding has a -inf score here)
+    pairs = (lists.relevance.unsqueeze(-1) > lists.relevance.unsqueeze(-2)) & real.unsqueeze(-1) & real.unsqueeze(-2)
+    higher = lists.scores.unsqueeze(-1) - lists.scores.unsqueeze(-2)
+    tied = {"worst": 0.0, "best": 1.0, "average": 0.5}.get(ties)
+    if tied is None:  # "first": the earlier item of a tied pair ranks first
+        n = lists.length
+        earlier = torch.ones(n, n, dtype=torch.bool, device=real.device).triu(1)
+        credit = torch.where(higher > 0, 1.0, torch.where((higher == 0) & earlier, 1.0, 0.0))
+    else:
+        credit = torch.where(higher > 0, 1.0, torch.where(higher == 0, tied, 0.0))
+    count = pairs.sum((-2, -1)).to(lists.dtype)
+    right = torch.where(pairs, credit.to(lists.dtype), 0.0).sum((-2, -1))
+    values = apply_empty((right / count).unsqueeze(-1), (count == 0).unsqueeze(-1), empty)
+    if sample_weight is not None:
+        check_weights("sample_weight", sample_weight, values.shape[:-1], None, validate)
+    return reduce_queries(values, False, reduction, sample_weight)
+
+
+ordered_pair_accuracy.__doc__ = metric_doc(
+    r"""Ordered-pair accuracy (rax's ``opa_metric``): over the pairs of one list with
+:math:`rel_i > rel_j`, the share that the scores order the same way.
+
+.. math:: \mathrm{OPA} = \frac{\sum_{i,j} [rel_i > rel_j]\,[s_i > s_j]}{\sum_{i,j} [rel_i > rel_j]}
+
+There is no cutoff. A pair of tied scores counts as ordered wrongly by default (``ties="worst"``,
+rax's semantics); ``"best"`` counts it right, ``"average"`` half right (the expectation over both
+orders), ``"first"`` right when the more relevant item comes first in the input. A list without
+a pair of different labels is what ``empty`` decides (rax gives it 0, as ``empty="zero"``).
+Each list costs ``[N, N]`` memory: every pair is compared at once.""",
+    ("scores", "relevance", "indexes", "mask", "ties", "empty", "reduction", "sample_weight", "validate"),
+    "float32 tensor (float64 if an input is float64): a scalar, or ``[...]`` per query with "
+    "``reduction=\"none\"``.",
+    """    >>> import torch, torch_ndcg as tn
+    >>> tn.ordered_pair_accuracy(torch.tensor([0.9, 0.8, 0.8]), torch.tensor([0, 1, 2]))
+    tensor(0.)
+    >>> tn.ordered_pair_accuracy(torch.tensor([0.9, 0.8, 0.8]), torch.tensor([0, 1, 2]), ties="average")
+    tensor(0.1667)""",
+)
