@@ -9,8 +9,7 @@ engine's :class:`~torch_ndcg.engine.RankedQueries` questions, so
 dense ``[Q, 1000]`` ranked list would spend its time on the zero slots.
 
 Done here because the engine has no equivalent: per-query cutoffs (``Rprec`` cuts at each
-query's R), ``map_cut``'s normaliser (trec_eval divides AP@k by R, the engine by min(R, k)), and
-the ideal DCG from the qrels' gains (``ndcg``'s ideal uses every judged relevant document,
+query's R) and the ideal DCG from the qrels' gains (``ndcg``'s ideal uses every judged relevant document,
 retrieved or not).
 """
 
@@ -24,7 +23,7 @@ from torch import Tensor
 from .. import definitions as d
 from .. import engine
 from ..engine import Metric
-from ..rank_statistics import RankStatistics, hit_probability, precision_term
+from ..rank_statistics import RankStatistics, hit_probability
 
 #: trec_eval's smallest per-query AP inside gm_map's logarithm.
 MIN_GEO_MEAN = 1e-5
@@ -93,16 +92,8 @@ def gains(relevance: Tensor, gain: d.Gain) -> Tensor:
     return torch.where(relevance > 0, d.gains(relevance.clamp(min=0), gain, torch.float64), 0.0)
 
 
-def _by_r(queries: engine.RankedQueries, cutoffs: tuple[float, ...], _: d.Discount) -> Tensor:
-    relevant = queries.relevant().clamp(min=1)
-    return relevant.expand(*relevant.shape[:-1], len(cutoffs))
-
-
-# trec_eval's map and map_cut divide AP@k by R, not by min(R, k) as the engine's AP does.
-_AP_OVER_R = Metric(
-    "average_precision", precision_term, graded=False, discounted=False,
-    normaliser=_by_r, is_empty=engine.AVERAGE_PRECISION.is_empty,
-)
+# trec_eval's map and map_cut divide AP@k by R, not by min(R, k) as the engine's default AP does.
+_AP_OVER_R = engine.AVERAGE_PRECISION.configured(ap_normaliser="r")
 
 
 def _evaluate(metric: Metric, j: Judged, cutoffs: tuple[float, ...]) -> Tensor:
