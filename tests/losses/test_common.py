@@ -17,6 +17,11 @@ LOSSES = [
     (tn.approx_ndcg_loss, {}),
 ]
 IMPLS = ["dense", "streaming"]
+CASES = [
+    (loss, options, impl)
+    for loss, options in LOSSES
+    for impl in IMPLS + (["kernel"] if loss is tn.neural_ndcg_loss else [])
+]
 
 
 def _grad(loss, scores, relevance, **options):
@@ -28,8 +33,7 @@ def _grad(loss, scores, relevance, **options):
     return value.detach(), x.grad
 
 
-@pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize(("loss", "options"), LOSSES)
+@pytest.mark.parametrize(("loss", "options", "impl"), CASES)
 def test_masked_items_get_exactly_zero_gradient_and_change_nothing(impl, loss, options):
     scores, relevance, mask = awkward_batch(torch.float64)
     value, grad = _grad(loss, scores, relevance, mask=mask, impl=impl, **options)
@@ -40,8 +44,7 @@ def test_masked_items_get_exactly_zero_gradient_and_change_nothing(impl, loss, o
     assert torch.allclose(_grad(loss, moved, relabelled, mask=mask, impl=impl, **options)[0], value, atol=1e-12)
 
 
-@pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize(("loss", "options"), LOSSES)
+@pytest.mark.parametrize(("loss", "options", "impl"), CASES)
 def test_only_empty_lists_give_zero_loss_and_zero_gradient(impl, loss, options):
     scores = torch.randn(3, 5, dtype=torch.float64)
     relevance = torch.zeros(3, 5, dtype=torch.float64)
@@ -106,8 +109,7 @@ EXTREMES = [
 
 
 @pytest.mark.parametrize("temperature", [1e-3, 1.0, 1e3])
-@pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize(("loss", "options"), LOSSES)
+@pytest.mark.parametrize(("loss", "options", "impl"), CASES)
 @pytest.mark.parametrize(("case", "make"), EXTREMES, ids=[case for case, _ in EXTREMES])
 def test_no_nan_or_inf_at_the_extremes(case, make, loss, options, impl, temperature):
     scores, relevance, mask = make()

@@ -7,7 +7,7 @@ import torch
 
 import torch_ndcg as tn
 
-IMPLS = ["dense", "streaming"]
+IMPLS = ["dense", "streaming", "kernel"]
 VARIANTS = [
     {},
     {"transposed": True},
