@@ -1,6 +1,9 @@
 """Losses table: forward+backward time and peak memory of NeuralNDCG and ApproxNDCG, dense vs streaming.
 
-``python -m torch_ndcg.bench losses [--quick]``. On CPU every case runs in a fresh subprocess and
+``python -m torch_ndcg.bench losses [--quick]``. The first table, on one CPU thread, times
+NeuralNDCG against allRank 1.4.3's own ``neuralNDCG`` (an optional benchmark dependency:
+``pip install --no-deps allrank==1.4.3``; its two unused imports are stubbed) and ListNet, side by
+side in one process. On CPU every case of the second table runs in a fresh subprocess and
 its peak memory is the growth of the process's maximum resident set size (``ru_maxrss``) over
 the baseline taken after imports and input creation. On CUDA the same table is measured in
 process with ``torch.cuda.max_memory_allocated``.
@@ -104,6 +107,86 @@ def _table(device: str, quick: bool) -> None:
         print(line)
 
 
+def allrank_neural_ndcg():
+    """allRank 1.4.3's ``neuralNDCG``, or ``None`` when allRank is not installed.
+
+    Its loss package imports the dataset loader (torchvision, scikit-learn) and the model
+    utilities (gcsfs) for two names only, the padding label and the device: stubbed here.
+    """
+    import types
+
+    loader = types.ModuleType("allrank.data.dataset_loading")
+    loader.PADDED_Y_VALUE = -1
+    model_utils = types.ModuleType("allrank.models.model_utils")
+    model_utils.get_torch_device = lambda: torch.device("cpu")
+    stubs = {"allrank.data.dataset_loading": loader, "allrank.models.model_utils": model_utils}
+    for name, module in stubs.items():
+        sys.modules.setdefault(name, module)
+    try:
+        from allrank.models.losses.neuralNDCG import neuralNDCG
+    except ImportError:
+        for name, module in stubs.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+        return None
+    return neuralNDCG
+
+
+def _median_ms(step, repeats: int) -> float:
+    step()  # warm-up: first-call allocations are not what a training step pays
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return 1e3 * sorted(times)[len(times) // 2]
+
+
+def _allrank_table(quick: bool) -> None:
+    """NeuralNDCG forward+backward against allRank's own code and ListNet, one thread, one process."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    allrank = allrank_neural_ndcg()
+    sizes = [(4, 8, 3), (4, 27, 3)] if quick else [(64, 27, 21), (64, 100, 5), (32, 512, 1)]
+    print("\nNeuralNDCG vs allRank 1.4.3 neuralNDCG and ListNet, forward+backward, 1 CPU thread, float32, "
+          f"k=10, exp2 gain, τ=1, {SINKHORN_ITERS} Sinkhorn iterations; median ms of the repeats")  # fmt: skip
+    print("ListNet = -(softmax(relevance) * log_softmax(scores)).sum(-1).mean(); "
+          "tol=1e-6 = allRank's own early stop")  # fmt: skip
+    print(f"{'B':>3} {'N':>5} {'reps':>4}  {'allRank':>9} {'auto':>9} {'auto tol':>9} {'streaming':>9} "
+          f"{'ListNet':>8}  {'allRank/auto':>12} {'auto/ListNet':>12}")  # fmt: skip
+    for batch, length, repeats in sizes:
+        gen = torch.Generator().manual_seed(0)
+        scores = torch.randn(batch, length, generator=gen).requires_grad_()
+        relevance = torch.randint(0, 5, (batch, length), generator=gen).float()
+
+        def ours(**options):
+            return lambda: tn.neural_ndcg_loss(scores, relevance, 10, gain="exp2", **options).backward()
+
+        def listnet():
+            (-(torch.softmax(relevance, -1) * torch.log_softmax(scores, -1)).sum(-1).mean()).backward()
+
+        auto = _median_ms(ours(), repeats)
+        tol = _median_ms(ours(tol=1e-6), repeats)
+        streaming = _median_ms(ours(impl="streaming"), repeats)
+        listnet_ms = _median_ms(listnet, max(repeats, 21))
+        theirs = _median_ms(lambda: allrank(scores, relevance, k=10).backward(), repeats) if allrank else None
+        ratio = f"{theirs / auto:11.1f}x" if theirs else f"{'':>12}"
+        cell = f"{theirs:9.2f}" if theirs else f"{'-':>9}"
+        print(f"{batch:>3} {length:>5} {repeats:>4}  {cell} {auto:9.2f} {tol:9.2f} {streaming:9.2f} "
+              f"{listnet_ms:8.3f}  {ratio} {auto / listnet_ms:11.1f}x")  # fmt: skip
+    if allrank is None:
+        print("allRank: not installed (pip install --no-deps allrank==1.4.3 to compare)")
+    torch.set_num_threads(threads)
+    if quick:
+        return
+    print("peak memory of NeuralNDCG forward+backward (ru_maxrss growth in a fresh process per case), "
+          f"{SINKHORN_ITERS} iterations:")  # fmt: skip
+    for batch, length in ((32, 512), (4, 4096)):
+        cells = [f"{impl} {_fresh_process('NeuralNDCG', impl, batch, length, SINKHORN_ITERS)['peak_mib']:.1f} MiB"
+                 for impl in ("kernel", "streaming")]  # fmt: skip
+        print(f"  B={batch} N={length}: " + ", ".join(cells) + f"; one B·N² float32 kernel = {batch * length**2 * 4 / 2**20:.0f} MiB")
+
+
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench losses")
     parser.add_argument("--case", nargs=5, metavar=("LOSS", "IMPL", "B", "N", "ITERS"), help=argparse.SUPPRESS)
@@ -112,6 +195,7 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
         loss, impl, batch, length, iters = args.case
         print(json.dumps(measure(loss, impl, int(batch), int(length), "cpu", int(iters))))
         return
+    _allrank_table(quick)
     _table("cpu", quick)
     if torch.cuda.is_available():
         _table("cuda", quick)
