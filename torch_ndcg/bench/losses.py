@@ -179,18 +179,46 @@ def _allrank_table(quick: bool) -> None:
     torch.set_num_threads(threads)
     if quick:
         return
-    print("peak memory of NeuralNDCG forward+backward (ru_maxrss growth in a fresh process per case), "
-          f"{SINKHORN_ITERS} iterations:")  # fmt: skip
+    print("peak memory of NeuralNDCG forward+backward, float32, 50 iterations: growth of the resident set's "
+          "high-water mark (VmHWM, reset after the inputs are made) in a fresh process per case")  # fmt: skip
     for batch, length in ((32, 512), (4, 4096)):
-        cells = [f"{impl} {_fresh_process('NeuralNDCG', impl, batch, length, SINKHORN_ITERS)['peak_mib']:.1f} MiB"
-                 for impl in ("kernel", "streaming")]  # fmt: skip
-        print(f"  B={batch} N={length}: " + ", ".join(cells) + f"; one B·N² float32 kernel = {batch * length**2 * 4 / 2**20:.0f} MiB")
+        cells = [f"{impl} {_peak_in_fresh_process(impl, batch, length):.1f} MiB" for impl in ("kernel", "streaming")]
+        kernel = batch * length**2 * 4 / 2**20
+        print(f"  B={batch} N={length}: " + ", ".join(cells) + f"; one B·N² float32 kernel is {kernel:.0f} MiB")
+
+
+def _vm_mib(field: str) -> float:
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith(field + ":"))
+    return int(line.split()[1]) / 1024
+
+
+def peak_growth(impl: str, batch: int, length: int) -> float:
+    """MiB the resident set's high-water mark grows by during one NeuralNDCG forward+backward (Linux)."""
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(batch, length, generator=gen).requires_grad_()
+    relevance = torch.randint(0, 5, (batch, length), generator=gen).float()
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")  # resets VmHWM to the current resident set
+    base = _vm_mib("VmRSS")
+    tn.neural_ndcg_loss(scores, relevance, 10, gain="exp2", impl=impl, sinkhorn_iters=SINKHORN_ITERS).backward()
+    return _vm_mib("VmHWM") - base
+
+
+def _peak_in_fresh_process(impl: str, batch: int, length: int) -> float:
+    command = [sys.executable, "-m", "torch_ndcg.bench.losses", "--peak", impl, str(batch), str(length)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=os.environ.copy())
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench losses")
     parser.add_argument("--case", nargs=5, metavar=("LOSS", "IMPL", "B", "N", "ITERS"), help=argparse.SUPPRESS)
+    parser.add_argument("--peak", nargs=3, metavar=("IMPL", "B", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv or [])
+    if args.peak:
+        print(peak_growth(args.peak[0], int(args.peak[1]), int(args.peak[2])))
+        return
     if args.case:
         loss, impl, batch, length, iters = args.case
         print(json.dumps(measure(loss, impl, int(batch), int(length), "cpu", int(iters))))

@@ -157,6 +157,16 @@ def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
     return reduce(apply_empty(values, is_empty, empty).reshape(lists.batch_shape), reduction)
 
 
+def refuse_double_backward(impl: str) -> None:
+    """Called first in a backward with an analytic gradient: under ``create_graph=True`` that
+    gradient would silently be a constant, so say which ``impl`` has second derivatives."""
+    if torch.is_grad_enabled():
+        raise ValueError(
+            f"impl={impl!r} computes the gradient analytically and has no second derivative "
+            "(create_graph=True); use impl='dense', whose gradient is differentiable"
+        )
+
+
 def as_loss(per_list: Tensor, reduction: str) -> Tensor:
     """``1 − NDCG`` per list, reduced like the metric (skipped lists, NaN, stay out of the mean)."""
     return reduce(1.0 - per_list, reduction)

@@ -37,6 +37,8 @@ import math
 import torch
 from torch import Tensor
 
+from .common import refuse_double_backward
+
 # Kernel elements per group: ~1 MiB in float32, measured fastest of 2¹⁶–2²² on one CPU thread
 # (the iterations re-read the kernel ~4·iters times, so it should stay in L2).
 GROUP_ELEMENTS = 2**18
@@ -62,6 +64,7 @@ class _Group:
 
     def __init__(self, s: Tensor, n: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, transposed: bool):
         self.s, self.n, self.tau, self.transposed = s, n, tau, transposed
+        self.rank_weight, self.gains = rank_weight, gains
         b, w = s.shape
         pos = torch.arange(1, w + 1, dtype=s.dtype, device=s.device)[None, :]
         exists = pos <= n[:, None]  # positions and items alike: the real items come first
@@ -304,7 +307,8 @@ def backward_group(run: _Run, mean: Tensor, final_rho, grad: Tensor) -> Tensor:
         gs += p1 * final_rho[1] + p2 * final_rho[0]
     for h in range(last - 1, -1, -1):
         if run.segments[seg][0] > h:
-            seg -= 1
+            while run.segments[seg][0] > h:  # a step can open two: absorbed, then a log-domain step
+                seg -= 1
             m = g.kernel(*run.segments[seg][1:])
         kind, given = kinds[h], run.given(h)
         pq = -back * run.outs[h]
@@ -351,7 +355,8 @@ class KernelSinkhornDCG(torch.autograd.Function):
         lengths, by_length = torch.sort(n, descending=True, stable=True)
         compact = torch.argsort((~valid).to(torch.int8), dim=-1, stable=True)  # real items first
         dcg = torch.zeros(scores.shape[0], dtype=scores.dtype, device=scores.device)
-        records = []
+        saved: list[Tensor] = []
+        metas = []
         for first, stop, width in plan(lengths.tolist()):
             lists = by_length[first:stop]
             items = compact[lists, :width]
@@ -364,24 +369,52 @@ class KernelSinkhornDCG(torch.autograd.Function):
             value, mean, final_rho = run.value(m)
             dcg[lists] = value
             group.buffers = None  # no N² block survives the forward
-            records.append((lists, items, run, mean, final_rho))
-        ctx.records = records
-        ctx.shape = scores.shape
+            tensors, meta = _pack(lists, items, group, run, mean, final_rho)
+            saved += tensors
+            metas.append(meta)
+        # save_for_backward, not ctx attributes: autograd frees the O(iterations·B·N) history
+        # after backward, even while the loss tensor lives on.
+        ctx.save_for_backward(*saved)
+        ctx.metas, ctx.shape, ctx.tau, ctx.iters, ctx.transposed = metas, scores.shape, tau, iters, transposed
         return dcg
 
     @staticmethod
     def backward(ctx, grad_dcg):
-        if torch.is_grad_enabled():
-            raise RuntimeError(
-                "neural_ndcg with impl='kernel' has no second derivative (create_graph=True); "
-                "use impl='dense' for double backward"
-            )
+        refuse_double_backward("kernel")
         grad = torch.zeros(ctx.shape, dtype=grad_dcg.dtype, device=grad_dcg.device)
-        for lists, items, run, mean, final_rho in ctx.records:
-            run.g.allocate()
+        saved = iter(ctx.saved_tensors)
+        for meta in ctx.metas:
+            lists, items, run, mean, final_rho = _unpack(saved, meta, ctx.tau, ctx.iters, ctx.transposed)
             grad[lists[:, None], items] = backward_group(run, mean, final_rho, grad_dcg[lists])
-            run.g.buffers = None
         return grad, None, None, None, None, None, None, None
+
+
+def _pack(lists, items, group: _Group, run: _Run, mean: Tensor, final_rho) -> tuple[list[Tensor], tuple]:
+    """A group's record as tensors (for ``save_for_backward``) and plain metadata."""
+    rho_steps = [h for h, rho in enumerate(run.rhos) if rho is not None]
+    tensors = [
+        lists, items, group.s, group.n, group.rank_weight, group.gains, group.a_log, torch.stack(run.outs),
+        torch.stack([run.rhos[h] for h in rho_steps]), torch.stack([u for _, u, _ in run.segments]),
+        torch.stack([w for _, _, w in run.segments]), mean, *(final_rho or ()),
+    ]  # fmt: skip
+    return tensors, (len(tensors), len(run.kinds), rho_steps, [first for first, _, _ in run.segments])
+
+
+def _unpack(saved, meta: tuple, tau: float, iters: int, transposed: bool):
+    count, steps, rho_steps, firsts = meta
+    lists, items, s, n, rank_weight, gains, a_log, outs, rhos, ubars, wbars, mean, *final = (
+        next(saved) for _ in range(count)
+    )
+    group = _Group(s, n, rank_weight, gains, tau, transposed)
+    group.a_log = a_log
+    run = _Run(group, iters, None)
+    del run.kinds[steps:]
+    run.outs = list(outs)
+    run.rhos = [None] * steps
+    for h, rho in zip(rho_steps, rhos):
+        run.rhos[h] = rho
+    run.segments = list(zip(firsts, ubars, wbars))
+    return lists, items, run, mean, (tuple(final) if final else None)
 
 
 def kernel_dcg(
