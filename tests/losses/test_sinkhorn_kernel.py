@@ -100,7 +100,9 @@ def test_ragged_lists_cost_about_the_sum_of_their_squares():
     groups = sinkhorn_kernel.plan(lengths, budget=2**18)
     assert sorted(i for first, stop, _ in groups for i in range(first, stop)) == list(range(len(lengths)))
     cost = sum((stop - first) * width**2 for first, stop, width in groups)
-    assert cost <= 16 / 9 * sum(n * n for n in lengths)  # never B · max(n)² (= 70 × 240²)
+    padding_allowance = len(groups) * sinkhorn_kernel.GROUP_OVERHEAD_ELEMENTS
+    assert cost <= 16 / 9 * sum(n * n for n in lengths) + padding_allowance  # never B · max(n)² (70 × 240²)
+    assert len(groups) <= 6
     assert all(width == lengths[first] for first, _, width in groups)
 
 

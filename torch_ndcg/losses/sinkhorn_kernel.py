@@ -45,6 +45,9 @@ GROUP_ELEMENTS = 2**18
 # Lists up to this long also keep a contiguous Kᵀ (measured: 1.3× faster products at N = 27,
 # none from N ≈ 240 on, where the second copy only costs cache).
 TRANSPOSE_COPY_MAX = 64
+# Padding elements a group may carry rather than start another group: at small widths a group's
+# ~8 ops per half-step cost about as much as products over this many elements (one CPU thread).
+GROUP_OVERHEAD_ELEMENTS = 2**15
 # Half-steps between host checks of the scalings (and of ``tol``).
 CHECK_EVERY = 10
 ROW, COL = 0, 1
@@ -331,15 +334,19 @@ def backward_group(run: _Run, mean: Tensor, final_rho, grad: Tensor) -> Tensor:
 
 def plan(lengths: list[int], budget: int = 0) -> list[tuple[int, int, int]]:
     """Groups ``(first, stop, width)`` of lists sorted by decreasing length: each group as wide as
-    its first list, at most ``budget`` kernel elements, and no list under 3/4 of the width (so
-    padding costs at most about half of a group's work)."""
+    its first list and at most ``budget`` kernel elements. A shorter list joins while it is at
+    least 3/4 of the width (padding then costs at most 7/9 of the real work), or while the group's
+    padding stays under :data:`GROUP_OVERHEAD_ELEMENTS`, about what one more group's per-step
+    fixed cost is worth: so a batch costs about ``Σ nᵢ²``, in few groups."""
     budget = budget or GROUP_ELEMENTS
     groups, first = [], 0
     while first < len(lengths) and lengths[first] > 0:
-        width = lengths[first]
-        stop = first + 1
-        while stop < len(lengths) and lengths[stop] > 0 and (stop - first + 1) * width * width <= budget \
-                and 4 * lengths[stop] >= 3 * width:
+        width, stop, waste = lengths[first], first + 1, 0
+        while stop < len(lengths) and lengths[stop] > 0 and (stop - first + 1) * width * width <= budget:
+            extra = width * width - lengths[stop] ** 2
+            if 4 * lengths[stop] < 3 * width and waste + extra > GROUP_OVERHEAD_ELEMENTS:
+                break
+            waste += extra
             stop += 1
         groups.append((first, stop, width))
         first = stop
