@@ -14,3 +14,14 @@ def test_losses_benchmark_quick(capsys):
 def test_one_case_in_a_fresh_process():
     result = losses._fresh_process("ApproxNDCG", "streaming", 2, 16, 3)
     assert result["seconds"] > 0 and result["peak_mib"] >= 0
+
+
+def test_allrank_table_runs_with_or_without_allrank(capsys):
+    losses._allrank_table(quick=True)
+    out = capsys.readouterr().out
+    assert "ListNet" in out and "auto/ListNet" in out
+    assert ("not installed" in out) == (losses.allrank_neural_ndcg() is None)
+
+
+def test_kernel_peak_memory_in_a_fresh_process():
+    assert losses._peak_in_fresh_process("kernel", 2, 16) >= 0

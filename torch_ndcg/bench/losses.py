@@ -148,7 +148,7 @@ def _allrank_table(quick: bool) -> None:
     torch.set_num_threads(1)
     allrank = allrank_neural_ndcg()
     sizes = [(4, 8, 3), (4, 27, 3)] if quick else [(64, 27, 21), (64, 100, 5), (32, 512, 1)]
-    print("\nNeuralNDCG vs allRank 1.4.3 neuralNDCG and ListNet, forward+backward, 1 CPU thread, float32, "
+    print("\nOne thread: NeuralNDCG vs allRank 1.4.3 neuralNDCG and ListNet, forward+backward, float32, "
           f"k=10, exp2 gain, τ=1, {SINKHORN_ITERS} Sinkhorn iterations; median ms of the repeats")  # fmt: skip
     print("ListNet = -(softmax(relevance) * log_softmax(scores)).sum(-1).mean(); "
           "tol=1e-6 = allRank's own early stop")  # fmt: skip
