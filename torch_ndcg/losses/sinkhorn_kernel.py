@@ -131,16 +131,26 @@ class _Group:
         return -(grad_a * sums[:, 0] + sums[:, 1])
 
 
+def _rows(vectors: tuple[Tensor, ...]) -> Tensor:
+    """``[b, k, N]`` from ``k`` vectors ``[b, N]`` (copies into one buffer: ``torch.stack`` costs
+    several times a small copy, and the loops call this hundreds of times)."""
+    if len(vectors) == 1:
+        return vectors[0][:, None, :]
+    first = vectors[0]
+    rows = torch.empty(first.shape[0], len(vectors), first.shape[1], dtype=first.dtype, device=first.device)
+    for k, vector in enumerate(vectors):
+        rows[:, k].copy_(vector)
+    return rows
+
+
 def _sum_cols(m: tuple[Tensor, Tensor], *vectors: Tensor) -> Tensor:
     """``Σ_j M_ij v_j`` for each vector → ``[b, k, R]``."""
-    rows = vectors[0][:, None, :] if len(vectors) == 1 else torch.stack(vectors, 1)
-    return torch.bmm(rows, m[1])
+    return torch.bmm(_rows(vectors), m[1])
 
 
 def _sum_rows(m: tuple[Tensor, Tensor], *vectors: Tensor) -> Tensor:
     """``Σ_i v_i M_ij`` for each vector → ``[b, k, C]``."""
-    rows = vectors[0][:, None, :] if len(vectors) == 1 else torch.stack(vectors, 1)
-    return torch.bmm(rows, m[0])
+    return torch.bmm(_rows(vectors), m[0])
 
 
 def _kinds(iters: int, transposed: bool) -> list[int]:
