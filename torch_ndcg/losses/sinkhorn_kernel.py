@@ -159,14 +159,9 @@ def _kinds(iters: int, transposed: bool) -> list[int]:
     return kinds[1:] if transposed else kinds
 
 
-def _step(m: Tensor, kind: int, given: Tensor, position_coef: Tensor | None) -> tuple[Tensor, Tensor | None]:
-    """One scaling half-step: the new scaling and, when the new scaling is on the item axis, the
-    sums of ``M`` weighted by ``position_coef ∘ given`` that the backward needs for the scores."""
-    sums = _sum_cols if kind == ROW else _sum_rows
-    if position_coef is None:
-        return sums(m, given)[:, 0].reciprocal_(), None
-    t = sums(m, given, position_coef * given)
-    return t[:, 0].reciprocal(), t[:, 1]
+def _step(m: tuple[Tensor, Tensor], kind: int, given: Tensor) -> Tensor:
+    """One scaling half-step: the new scaling ``1 / (M given)`` along the step's axis."""
+    return (_sum_cols(m, given) if kind == ROW else _sum_rows(m, given))[:, 0].reciprocal_()
 
 
 def _fine(t: Tensor, big: float) -> bool:
@@ -181,16 +176,10 @@ class _Run:
     def __init__(self, g: _Group, iters: int, tol: float | None):
         self.g, self.tol = g, tol
         self.kinds = _kinds(iters, g.transposed)
-        self.items = ROW if g.transposed else COL
         self.ones = torch.ones_like(g.s)
         self.outs: list[Tensor] = []  # the scaling each half-step produced, relative to its segment
-        self.rhos: list[Tensor | None] = []
         self.flags: list[tuple[int, Tensor]] = []
         self.segments: list[tuple[int, Tensor, Tensor]] = []  # (first step, Ū, W̄)
-
-    def coef(self, kind: int) -> Tensor | None:
-        """``r`` when the step's new scaling lies on the item axis (its sums feed the scores' gradient)."""
-        return self.g.r if kind == self.items else None
 
     def start(self, h: int) -> int:
         """First step of the segment that step ``h`` belongs to."""
@@ -240,14 +229,13 @@ class _Run:
 
     def step(self, m: Tensor, h: int, careful: bool) -> Tensor:
         kind = self.kinds[h]
-        out, rho = _step(m, kind, self.given(h), self.coef(kind))
+        out = _step(m, kind, self.given(h))
         if careful and not _fine(out, _big(out.dtype)):
             m = self.log_step(h)
-            out, rho = _step(m, kind, self.ones, self.coef(kind))
+            out = _step(m, kind, self.ones)
         elif self.flagged(h):
             self.flags.append((h, (self.old(h) / out - 1).abs().amax()))
         self.outs.append(out)
-        self.rhos.append(rho)
         return m
 
     def run(self) -> Tensor:
@@ -267,7 +255,7 @@ class _Run:
             h += 1
             # The block's last scaling of each kind: inf and NaN propagate, so they show there.
             if not careful and not _fine(torch.stack(self.outs[max(first, h - 2):h]), big):
-                del self.outs[first:], self.rhos[first:]
+                del self.outs[first:]
                 self.flags = [(j, f) for j, f in self.flags if j < first]
                 m, h, careful = self.absorb(first), first, True
                 continue
@@ -276,7 +264,7 @@ class _Run:
                 done = (torch.stack([f for _, f in self.flags[flag_at:]]) < self.tol).nonzero()
                 if len(done):
                     stop = self.flags[flag_at + int(done[0, 0])][0]  # keep the steps before it
-                    del self.outs[stop:], self.rhos[stop:]
+                    del self.outs[stop:]
                     kept = [seg for seg in self.segments if seg[0] < stop]
                     if len(kept) < len(self.segments):
                         self.segments = kept
@@ -286,24 +274,35 @@ class _Run:
         del self.kinds[stop:]
         return m
 
-    def value(self, m: Tensor) -> tuple[Tensor, Tensor, tuple[Tensor, Tensor] | None]:
-        """Smooth DCG of the last (row) step's matrix: ``Σ_i row_w_i Σ_j W_ij col_h_j``."""
+    def value(self, m: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
+        """Smooth DCG of the last (row) step's matrix: ``Σ_i row_w_i Σ_j W_ij col_h_j``, and the means."""
         g, last = self.g, len(self.kinds) - 1
-        given = self.given(last)
-        vectors = [given * g.col_h]
-        if g.transposed:
-            vectors += [g.r * given, g.r * given * g.col_h]
-        t = _sum_cols(m, *vectors)
-        mean = self.outs[last] * t[:, 0]
-        return (g.row_w * mean).sum(-1), mean, ((t[:, 1], t[:, 2]) if g.transposed else None)
+        mean = self.outs[last] * _sum_cols(m, self.given(last) * g.col_h)[:, 0]
+        return (g.row_w * mean).sum(-1), mean
 
 
-def backward_group(run: _Run, mean: Tensor, final_rho, grad: Tensor) -> Tensor:
-    """Gradient of ``Σ grad · dcg`` with respect to the group's (compacted) scores."""
+def backward_group(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
+    """Gradient of ``Σ grad · dcg`` with respect to the group's (compacted) scores.
+
+    Each half-step's gradient with respect to the log-kernel is ``M ∘ (p ⊗ q)`` (two such terms
+    for the last step). The walk back needs one product per half-step; the scores' and ``a``'s
+    parts (``Σ`` over the position axis of ``r``-weighted and plain terms) are summed per
+    segment in one matrix–matrix product."""
     g, kinds = run.g, run.kinds
     plain = not g.transposed
     gs = torch.zeros_like(g.s)
     ga = torch.zeros_like(g.s)
+    terms: list[tuple[Tensor, Tensor]] = []  # (p on rows, q on columns) of the current segment
+
+    def flush(m: tuple[Tensor, Tensor]) -> None:
+        p, q = torch.stack([t[0] for t in terms], 1), torch.stack([t[1] for t in terms], 1)
+        weights, scale = (p, q) if plain else (q, p)  # on the position axis / on the item axis
+        sums = torch.bmm(torch.cat([g.r[:, None, :] * weights, weights], 1), m[0] if plain else m[1])
+        k = len(terms)
+        gs.add_((scale * sums[:, :k]).sum(1))
+        ga.add_((scale * sums[:, k:]).sum(1))
+        terms.clear()
+
     seg = len(run.segments) - 1
     m = g.kernel(*run.segments[seg][1:])
     last = len(kinds) - 1
@@ -311,32 +310,24 @@ def backward_group(run: _Run, mean: Tensor, final_rho, grad: Tensor) -> Tensor:
     p1 = o * g.row_w * grad[:, None]
     p2 = -p1 * mean
     q1 = given * g.col_h
-    t = _sum_rows(m, p1, p2, g.r * p1, g.r * p2) if plain else _sum_rows(m, p1, p2)
+    terms += [(p1, q1), (p2, given)]
+    t = _sum_rows(m, p1, p2)
     back = q1 * t[:, 0] + given * t[:, 1]  # gradient of the last step's input (log) scaling
-    if plain:
-        gs += q1 * t[:, 2] + given * t[:, 3]
-        ga += back
-    else:
-        gs += p1 * final_rho[1] + p2 * final_rho[0]
     for h in range(last - 1, -1, -1):
         if run.segments[seg][0] > h:
+            flush(m)
             while run.segments[seg][0] > h:  # a step can open two: absorbed, then a log-domain step
                 seg -= 1
             m = g.kernel(*run.segments[seg][1:])
-        kind, given = kinds[h], run.given(h)
+        given = run.given(h)
         pq = -back * run.outs[h]
-        on_items = kind == run.items  # the step's output lies on the item axis
-        sums = _sum_rows if kind == ROW else _sum_cols  # over the step's output axis
-        if on_items:
-            t = sums(m, pq)
-            gs.addcmul_(pq, run.rhos[h])
-            ga -= back
-            back = given * t[:, 0]
+        if kinds[h] == ROW:
+            terms.append((pq, given))
+            back = given * _sum_rows(m, pq)[:, 0]
         else:
-            t = sums(m, pq, g.r * pq)
-            back = given * t[:, 0]
-            gs.addcmul_(given, t[:, 1])
-            ga += back
+            terms.append((given, pq))
+            back = given * _sum_cols(m, pq)[:, 0]
+    flush(m)
     grad_a = torch.where(g.exists, -ga / g.tau, torch.zeros_like(ga))
     gs += g.abs_diff_sum_backward(grad_a)
     return torch.where(g.exists, gs, torch.zeros_like(gs))
@@ -383,10 +374,10 @@ class KernelSinkhornDCG(torch.autograd.Function):
             )  # fmt: skip
             run = _Run(group, iters, tol)
             m = run.run()
-            value, mean, final_rho = run.value(m)
+            value, mean = run.value(m)
             dcg[lists] = value
             group.buffers = None  # no N² block survives the forward
-            tensors, meta = _pack(lists, items, group, run, mean, final_rho)
+            tensors, meta = _pack(lists, items, group, run, mean)
             saved += tensors
             metas.append(meta)
         # save_for_backward, not ctx attributes: autograd frees the O(iterations·B·N) history
@@ -401,37 +392,30 @@ class KernelSinkhornDCG(torch.autograd.Function):
         grad = torch.zeros(ctx.shape, dtype=grad_dcg.dtype, device=grad_dcg.device)
         saved = iter(ctx.saved_tensors)
         for meta in ctx.metas:
-            lists, items, run, mean, final_rho = _unpack(saved, meta, ctx.tau, ctx.iters, ctx.transposed)
-            grad[lists[:, None], items] = backward_group(run, mean, final_rho, grad_dcg[lists])
+            lists, items, run, mean = _unpack(saved, meta, ctx.tau, ctx.iters, ctx.transposed)
+            grad[lists[:, None], items] = backward_group(run, mean, grad_dcg[lists])
         return grad, None, None, None, None, None, None, None
 
 
-def _pack(lists, items, group: _Group, run: _Run, mean: Tensor, final_rho) -> tuple[list[Tensor], tuple]:
+def _pack(lists, items, group: _Group, run: _Run, mean: Tensor) -> tuple[list[Tensor], tuple]:
     """A group's record as tensors (for ``save_for_backward``) and plain metadata."""
-    rho_steps = [h for h, rho in enumerate(run.rhos) if rho is not None]
     tensors = [
         lists, items, group.s, group.n, group.rank_weight, group.gains, group.a_log, torch.stack(run.outs),
-        torch.stack([run.rhos[h] for h in rho_steps]), torch.stack([u for _, u, _ in run.segments]),
-        torch.stack([w for _, _, w in run.segments]), mean, *(final_rho or ()),
+        torch.stack([u for _, u, _ in run.segments]), torch.stack([w for _, _, w in run.segments]), mean,
     ]  # fmt: skip
-    return tensors, (len(tensors), len(run.kinds), rho_steps, [first for first, _, _ in run.segments])
+    return tensors, (len(run.kinds), [first for first, _, _ in run.segments])
 
 
 def _unpack(saved, meta: tuple, tau: float, iters: int, transposed: bool):
-    count, steps, rho_steps, firsts = meta
-    lists, items, s, n, rank_weight, gains, a_log, outs, rhos, ubars, wbars, mean, *final = (
-        next(saved) for _ in range(count)
-    )
+    steps, firsts = meta
+    lists, items, s, n, rank_weight, gains, a_log, outs, ubars, wbars, mean = (next(saved) for _ in range(11))
     group = _Group(s, n, rank_weight, gains, tau, transposed)
     group.a_log = a_log
     run = _Run(group, iters, None)
     del run.kinds[steps:]
     run.outs = list(outs)
-    run.rhos = [None] * steps
-    for h, rho in zip(rho_steps, rhos):
-        run.rhos[h] = rho
     run.segments = list(zip(firsts, ubars, wbars))
-    return lists, items, run, mean, (tuple(final) if final else None)
+    return lists, items, run, mean
 
 
 def kernel_dcg(
