@@ -132,14 +132,17 @@ def allrank_neural_ndcg():
     return neuralNDCG
 
 
-def _median_ms(step, repeats: int) -> float:
-    step()  # warm-up: first-call allocations are not what a training step pays
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return 1e3 * sorted(times)[len(times) // 2]
+def _interleaved_medians_ms(steps: dict[str, object], rounds: int) -> dict[str, float]:
+    """Median ms of each step over ``rounds`` rounds that run every step once, in turn (a load
+    change on a shared machine then hits all of them alike); a warm-up round first."""
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for round_ in range(rounds + 1):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            step()
+            if round_:
+                times[name].append(time.perf_counter() - start)
+    return {name: 1e3 * sorted(t)[len(t) // 2] for name, t in times.items()}
 
 
 def _allrank_table(quick: bool) -> None:
@@ -147,9 +150,9 @@ def _allrank_table(quick: bool) -> None:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     allrank = allrank_neural_ndcg()
-    sizes = [(4, 8, 3), (4, 27, 3)] if quick else [(64, 27, 21), (64, 100, 5), (32, 512, 1)]
+    sizes = [(4, 8, 3), (4, 27, 3)] if quick else [(64, 27, 21), (64, 100, 5), (32, 512, 3)]
     print("\nOne thread: NeuralNDCG vs allRank 1.4.3 neuralNDCG and ListNet, forward+backward, float32, "
-          f"k=10, exp2 gain, τ=1, {SINKHORN_ITERS} Sinkhorn iterations; median ms of the repeats")  # fmt: skip
+          f"k=10, exp2 gain, τ=1, {SINKHORN_ITERS} Sinkhorn iterations; median ms of interleaved rounds")  # fmt: skip
     print("ListNet = -(softmax(relevance) * log_softmax(scores)).sum(-1).mean(); "
           "tol=1e-6 = allRank's own early stop")  # fmt: skip
     print(f"{'B':>3} {'N':>5} {'reps':>4}  {'allRank':>9} {'auto':>9} {'auto tol':>9} {'streaming':>9} "
@@ -165,11 +168,12 @@ def _allrank_table(quick: bool) -> None:
         def listnet():
             (-(torch.softmax(relevance, -1) * torch.log_softmax(scores, -1)).sum(-1).mean()).backward()
 
-        auto = _median_ms(ours(), repeats)
-        tol = _median_ms(ours(tol=1e-6), repeats)
-        streaming = _median_ms(ours(impl="streaming"), repeats)
-        listnet_ms = _median_ms(listnet, max(repeats, 21))
-        theirs = _median_ms(lambda: allrank(scores, relevance, k=10).backward(), repeats) if allrank else None
+        steps = {"auto": ours(), "tol": ours(tol=1e-6), "streaming": ours(impl="streaming"), "listnet": listnet}
+        if allrank:
+            steps["allrank"] = lambda: allrank(scores, relevance, k=10).backward()
+        ms = _interleaved_medians_ms(steps, repeats)
+        auto, tol, streaming, listnet_ms, theirs = (ms["auto"], ms["tol"], ms["streaming"], ms["listnet"],
+                                                    ms.get("allrank"))  # fmt: skip
         ratio = f"{theirs / auto:11.1f}x" if theirs else f"{'':>12}"
         cell = f"{theirs:9.2f}" if theirs else f"{'-':>9}"
         print(f"{batch:>3} {length:>5} {repeats:>4}  {cell} {auto:9.2f} {tol:9.2f} {streaming:9.2f} "
