@@ -25,3 +25,14 @@ def test_standard_losses_table_quick(capsys):
         assert name in out
     assert "allRank not installed" in out or "allRank 1.4.3" in out
     assert "process peak MiB" in out
+
+
+def test_allrank_table_runs_with_or_without_allrank(capsys):
+    losses._allrank_table(quick=True)
+    out = capsys.readouterr().out
+    assert "ListNet" in out and "auto/ListNet" in out
+    assert ("not installed" in out) == (losses.allrank_neural_ndcg() is None)
+
+
+def test_kernel_peak_memory_in_a_fresh_process():
+    assert losses._peak_in_fresh_process("kernel", 2, 16) >= 0

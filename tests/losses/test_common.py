@@ -17,6 +17,11 @@ LOSSES = [
     (tn.approx_ndcg_loss, {}),
 ]
 IMPLS = ["dense", "streaming"]
+CASES = [
+    (loss, options, impl)
+    for loss, options in LOSSES
+    for impl in IMPLS + (["kernel"] if loss is tn.neural_ndcg_loss else [])
+]
 
 
 def _grad(loss, scores, relevance, **options):
@@ -28,8 +33,7 @@ def _grad(loss, scores, relevance, **options):
     return value.detach(), x.grad
 
 
-@pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize(("loss", "options"), LOSSES)
+@pytest.mark.parametrize(("loss", "options", "impl"), CASES)
 def test_masked_items_get_exactly_zero_gradient_and_change_nothing(impl, loss, options):
     scores, relevance, mask = awkward_batch(torch.float64)
     value, grad = _grad(loss, scores, relevance, mask=mask, impl=impl, **options)
@@ -40,8 +44,7 @@ def test_masked_items_get_exactly_zero_gradient_and_change_nothing(impl, loss, o
     assert torch.allclose(_grad(loss, moved, relabelled, mask=mask, impl=impl, **options)[0], value, atol=1e-12)
 
 
-@pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize(("loss", "options"), LOSSES)
+@pytest.mark.parametrize(("loss", "options", "impl"), CASES)
 def test_only_empty_lists_give_zero_loss_and_zero_gradient(impl, loss, options):
     scores = torch.randn(3, 5, dtype=torch.float64)
     relevance = torch.zeros(3, 5, dtype=torch.float64)
@@ -106,8 +109,7 @@ EXTREMES = [
 
 
 @pytest.mark.parametrize("temperature", [1e-3, 1.0, 1e3])
-@pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize(("loss", "options"), LOSSES)
+@pytest.mark.parametrize(("loss", "options", "impl"), CASES)
 @pytest.mark.parametrize(("case", "make"), EXTREMES, ids=[case for case, _ in EXTREMES])
 def test_no_nan_or_inf_at_the_extremes(case, make, loss, options, impl, temperature):
     scores, relevance, mask = make()
@@ -244,3 +246,62 @@ def test_standard_loss_docstring_examples_run(module):
 
     result = doctest.testmod(importlib.import_module(f"torch_ndcg.losses.{module}"))
     assert result.attempted > 0 and result.failed == 0
+
+
+NEURAL_IMPLS = [("streaming", tn.neural_ndcg_loss), ("kernel", tn.neural_ndcg_loss), ("streaming", tn.approx_ndcg_loss)]
+
+
+@pytest.mark.parametrize(("impl", "loss"), NEURAL_IMPLS)
+def test_second_derivatives_are_refused_by_name_where_the_gradient_is_analytic(impl, loss):
+    scores = torch.randn(2, 6, dtype=torch.float64, requires_grad=True)
+    value = loss(scores, torch.randint(0, 3, (2, 6)).double(), impl=impl)
+    with pytest.raises(ValueError, match=f"impl='{impl}'.*impl='dense'"):
+        torch.autograd.grad(value, scores, create_graph=True)
+
+
+@pytest.mark.parametrize("loss", [tn.neural_ndcg_loss, tn.approx_ndcg_loss])
+def test_dense_gives_the_hessian_vector_product(loss):
+    gen = torch.Generator().manual_seed(2)
+    scores = torch.randn(2, 5, dtype=torch.float64, generator=gen, requires_grad=True)
+    relevance = torch.randint(0, 3, (2, 5), generator=gen).double()
+    direction = torch.randn(2, 5, dtype=torch.float64, generator=gen)
+    options = {"impl": "dense", "sinkhorn_iters": 3} if loss is tn.neural_ndcg_loss else {"impl": "dense"}
+
+    def gradient(s):
+        return torch.autograd.grad(loss(s, relevance, **options), s, create_graph=True)[0]
+
+    (hvp,) = torch.autograd.grad((gradient(scores) * direction).sum(), scores)
+    step = 1e-5
+    finite = (gradient(scores + step * direction) - gradient(scores - step * direction)) / (2 * step)
+    torch.testing.assert_close(hvp, finite.detach(), atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize(("loss", "options", "impl"), CASES)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_an_empty_batch_gives_the_empty_value_for_every_impl(loss, options, impl, reduction):
+    scores = torch.randn(0, 5, requires_grad=True)
+    value = loss(scores, torch.zeros(0, 5), impl=impl, reduction=reduction, **options)
+    expected = loss(scores, torch.zeros(0, 5), impl="dense", reduction=reduction, **options)
+    assert torch.equal(value, expected) and value.shape == ((0,) if reduction == "none" else ())
+    value.sum().backward()
+    assert scores.grad.shape == (0, 5)
+
+
+@pytest.mark.parametrize(("loss", "options", "impl"), [case for case in CASES if case[2] != "dense"])
+def test_nothing_beyond_vectors_survives_backward_while_the_loss_is_kept(loss, options, impl):
+    batch, length = 4, 64
+    scores = torch.randn(batch, length, requires_grad=True)
+    kept = loss(scores, torch.randint(0, 3, (batch, length)), impl=impl, **options)  # as history.append(loss)
+    kept.backward()
+    nodes, seen = [kept.grad_fn], set()
+    while nodes:
+        node = nodes.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        nodes += [next_node for next_node, _ in node.next_functions]
+        buffers = getattr(getattr(node, "ops", None), "_buffers", [])
+        assert all(buffer is None for buffer in buffers)  # streaming's block buffers
+        if type(node).__name__ in ("KernelSinkhornDCGBackward", "SinkhornDCGBackward", "StreamingRanksBackward"):
+            with pytest.raises(RuntimeError, match="freed"):
+                node.saved_tensors  # scaling histories and saved vectors went with backward

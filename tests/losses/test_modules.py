@@ -61,3 +61,21 @@ def test_uncut_module_equals_function(module, function, options):
     assert f"{key}={value!r}" in repr(criterion) and "k=" not in repr(criterion)
     with pytest.raises(TypeError):
         module(k=3)  # these losses have no cutoff
+
+
+@pytest.mark.parametrize(
+    ("module", "options", "name"),
+    [
+        (tn.NeuralNDCGLoss, {"temperature": -1}, "temperature"),
+        (tn.NeuralNDCGLoss, {"impl": "gpu"}, "impl"),
+        (tn.NeuralNDCGLoss, {"sinkhorn_iters": 0}, "sinkhorn_iters"),
+        (tn.NeuralNDCGLoss, {"tol": -1e-6}, "tol"),
+        (tn.NeuralNDCGLoss, {"reduction": "max"}, "reduction"),
+        (tn.ApproxNDCGLoss, {"k": (1, 2)}, "k"),
+        (tn.ApproxNDCGLoss, {"impl": "kernel"}, "impl"),
+        (tn.ApproxNDCGLoss, {"empty": "nan"}, "empty"),
+    ],
+)
+def test_bad_option_values_fail_at_construction(module, options, name):
+    with pytest.raises(ValueError, match=name):
+        module(**options)

@@ -91,12 +91,22 @@ def test_stochastic_samples_fold_into_the_batch_without_n_squared_state():
     assert largest <= 8 * 2 * 30
 
 
-def test_auto_picks_dense_for_small_and_streaming_for_large(monkeypatch):
+def test_auto_picks_by_the_longest_list_for_neuralndcg_and_by_size_for_approxndcg(monkeypatch):
     from torch_ndcg.losses import common
 
     calls = []
-    monkeypatch.setattr(common, "resolve_impl", lambda impl, lists, _real=common.resolve_impl: calls.append(_real(impl, lists)) or calls[-1])
-    relevance = torch.randint(0, 3, (2, 8))
-    tn.neural_ndcg_loss(torch.randn(2, 8), relevance, sinkhorn_iters=2)
-    tn.neural_ndcg_loss(torch.randn(2, 400), torch.randint(0, 3, (2, 400)), sinkhorn_iters=2)
-    assert calls == ["dense", "streaming"]
+
+    def spy(impl, lists, _real=common.resolve_impl, **options):
+        calls.append(_real(impl, lists, **options))
+        return calls[-1]
+
+    monkeypatch.setattr(common, "resolve_impl", spy)
+    monkeypatch.setattr(common, "AUTO_KERNEL_MAX_BYTES", 100 * 100 * 4)
+    short, long = (torch.randint(0, 3, (2, n)) for n in (8, 400))
+    tn.neural_ndcg_loss(torch.randn(2, 8), short, sinkhorn_iters=2)
+    tn.neural_ndcg_loss(torch.randn(2, 400), long, sinkhorn_iters=2)
+    mask = torch.arange(400) < 100  # padding does not count: the longest real list has 100 items
+    tn.neural_ndcg_loss(torch.randn(2, 400), long, mask=mask.expand(2, 400), sinkhorn_iters=2)
+    tn.approx_ndcg_loss(torch.randn(2, 8), short)
+    tn.approx_ndcg_loss(torch.randn(2, 400), long)
+    assert calls == ["kernel", "streaming", "kernel", "dense", "streaming"]

@@ -1,6 +1,9 @@
 """Losses table: forward+backward time and peak memory of NeuralNDCG and ApproxNDCG, dense vs streaming.
 
-``python -m torch_ndcg.bench losses [--quick]``. On CPU every case runs in a fresh subprocess and
+``python -m torch_ndcg.bench losses [--quick]``. The first table, on one CPU thread, times
+NeuralNDCG against allRank 1.4.3's own ``neuralNDCG`` (an optional benchmark dependency:
+``pip install --no-deps allrank==1.4.3``; its two unused imports are stubbed) and ListNet, side by
+side in one process. On CPU every case of the second table runs in a fresh subprocess and
 its peak memory is the growth of the process's maximum resident set size (``ru_maxrss``) over
 the baseline taken after imports and input creation. On CUDA the same table is measured in
 process with ``torch.cuda.max_memory_allocated``.
@@ -106,14 +109,127 @@ def _table(device: str, quick: bool) -> None:
         print(line)
 
 
+def allrank_neural_ndcg():
+    """allRank 1.4.3's ``neuralNDCG``, or ``None`` when allRank is not installed.
+
+    Its loss package imports the dataset loader (torchvision, scikit-learn) and the model
+    utilities (gcsfs) for two names only, the padding label and the device: stubbed here.
+    """
+    import types
+
+    loader = types.ModuleType("allrank.data.dataset_loading")
+    loader.PADDED_Y_VALUE = -1
+    model_utils = types.ModuleType("allrank.models.model_utils")
+    model_utils.get_torch_device = lambda: torch.device("cpu")
+    stubs = {"allrank.data.dataset_loading": loader, "allrank.models.model_utils": model_utils}
+    for name, module in stubs.items():
+        sys.modules.setdefault(name, module)
+    try:
+        from allrank.models.losses.neuralNDCG import neuralNDCG
+    except ImportError:
+        for name, module in stubs.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+        return None
+    return neuralNDCG
+
+
+def _interleaved_medians_ms(steps: dict[str, object], rounds: int) -> dict[str, float]:
+    """Median ms of each step over ``rounds`` rounds that run every step once, in turn (a load
+    change on a shared machine then hits all of them alike); a warm-up round first."""
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for round_ in range(rounds + 1):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            step()
+            if round_:
+                times[name].append(time.perf_counter() - start)
+    return {name: 1e3 * sorted(t)[len(t) // 2] for name, t in times.items()}
+
+
+def _allrank_table(quick: bool) -> None:
+    """NeuralNDCG forward+backward against allRank's own code and ListNet, one thread, one process."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    allrank = allrank_neural_ndcg()
+    sizes = [(4, 8, 3), (4, 27, 3)] if quick else [(64, 27, 21), (64, 100, 5), (32, 512, 3)]
+    print("\nOne thread: NeuralNDCG vs allRank 1.4.3 neuralNDCG and ListNet, forward+backward, float32, "
+          f"k=10, exp2 gain, τ=1, {SINKHORN_ITERS} Sinkhorn iterations; median ms of interleaved rounds")  # fmt: skip
+    print("ListNet = -(softmax(relevance) * log_softmax(scores)).sum(-1).mean(); "
+          "tol=1e-6 = allRank's own early stop")  # fmt: skip
+    print(f"{'B':>3} {'N':>5} {'reps':>4}  {'allRank':>9} {'auto':>9} {'auto tol':>9} {'streaming':>9} "
+          f"{'ListNet':>8}  {'allRank/auto':>12} {'auto/ListNet':>12}")  # fmt: skip
+    for batch, length, repeats in sizes:
+        gen = torch.Generator().manual_seed(0)
+        scores = torch.randn(batch, length, generator=gen).requires_grad_()
+        relevance = torch.randint(0, 5, (batch, length), generator=gen).float()
+
+        def ours(**options):
+            return lambda: tn.neural_ndcg_loss(scores, relevance, 10, gain="exp2", **options).backward()
+
+        def listnet():
+            (-(torch.softmax(relevance, -1) * torch.log_softmax(scores, -1)).sum(-1).mean()).backward()
+
+        steps = {"auto": ours(), "tol": ours(tol=1e-6), "streaming": ours(impl="streaming"), "listnet": listnet}
+        if allrank:
+            steps["allrank"] = lambda: allrank(scores, relevance, k=10).backward()
+        ms = _interleaved_medians_ms(steps, repeats)
+        auto, tol, streaming, listnet_ms, theirs = (ms["auto"], ms["tol"], ms["streaming"], ms["listnet"],
+                                                    ms.get("allrank"))  # fmt: skip
+        ratio = f"{theirs / auto:11.1f}x" if theirs else f"{'':>12}"
+        cell = f"{theirs:9.2f}" if theirs else f"{'-':>9}"
+        print(f"{batch:>3} {length:>5} {repeats:>4}  {cell} {auto:9.2f} {tol:9.2f} {streaming:9.2f} "
+              f"{listnet_ms:8.3f}  {ratio} {auto / listnet_ms:11.1f}x")  # fmt: skip
+    if allrank is None:
+        print("allRank: not installed (pip install --no-deps allrank==1.4.3 to compare)")
+    torch.set_num_threads(threads)
+    if quick:
+        return
+    print("peak memory of NeuralNDCG forward+backward, float32, 50 iterations: growth of the resident set's "
+          "high-water mark (VmHWM, reset after the inputs are made) in a fresh process per case")  # fmt: skip
+    for batch, length in ((32, 512), (4, 4096)):
+        cells = [f"{impl} {_peak_in_fresh_process(impl, batch, length):.1f} MiB" for impl in ("kernel", "streaming")]
+        kernel = batch * length**2 * 4 / 2**20
+        print(f"  B={batch} N={length}: " + ", ".join(cells) + f"; one B·N² float32 kernel is {kernel:.0f} MiB")
+
+
+def _vm_mib(field: str) -> float:
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith(field + ":"))
+    return int(line.split()[1]) / 1024
+
+
+def peak_growth(impl: str, batch: int, length: int) -> float:
+    """MiB the resident set's high-water mark grows by during one NeuralNDCG forward+backward (Linux)."""
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(batch, length, generator=gen).requires_grad_()
+    relevance = torch.randint(0, 5, (batch, length), generator=gen).float()
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")  # resets VmHWM to the current resident set
+    base = _vm_mib("VmRSS")
+    tn.neural_ndcg_loss(scores, relevance, 10, gain="exp2", impl=impl, sinkhorn_iters=SINKHORN_ITERS).backward()
+    return _vm_mib("VmHWM") - base
+
+
+def _peak_in_fresh_process(impl: str, batch: int, length: int) -> float:
+    command = [sys.executable, "-m", "torch_ndcg.bench.losses", "--peak", impl, str(batch), str(length)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=os.environ.copy())
+    return float(done.stdout.strip().splitlines()[-1])
+
+
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench losses")
     parser.add_argument("--case", nargs=5, metavar=("LOSS", "IMPL", "B", "N", "ITERS"), help=argparse.SUPPRESS)
+    parser.add_argument("--peak", nargs=3, metavar=("IMPL", "B", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv or [])
+    if args.peak:
+        print(peak_growth(args.peak[0], int(args.peak[1]), int(args.peak[2])))
+        return
     if args.case:
         loss, impl, batch, length, iters = args.case
         print(json.dumps(measure(loss, impl, int(batch), int(length), "cpu", int(iters))))
         return
+    _allrank_table(quick)
     _table("cpu", quick)
     ranking_losses.table(quick)
     if torch.cuda.is_available():

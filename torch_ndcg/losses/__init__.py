@@ -2,7 +2,9 @@
 
 ``neural_ndcg`` / ``approx_ndcg`` are the smooth NDCGs, ``*_loss`` are ``1 − NDCG``, and the
 ``*Loss`` classes are their ``torch.nn.Module`` forms. Each runs dense (``[B, N, N]`` tensors,
-the readable reference) or streaming (O(B·N) memory, identical values and gradients).
+the readable reference) or streaming (O(B·N) memory, identical values and gradients);
+NeuralNDCG also runs on the kernel path (the NeuralSort kernel built once per list, Sinkhorn as
+its scalings), the default on CPU.
 
 The field's standard losses take the same inputs: ``listnet_loss``, ``softmax_loss`` and
 ``listmle_loss`` (listwise), ``ranknet_loss`` and ``pairwise_hinge_loss`` (pairwise, streamed

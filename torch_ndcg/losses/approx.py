@@ -12,7 +12,6 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch.autograd.function import once_differentiable
 
 from .. import definitions as d
 from ..validation import REDUCTIONS, check_option
@@ -35,13 +34,23 @@ class StreamingRanks(torch.autograd.Function):
         v = valid.to(scores.dtype)
         ctx.save_for_backward(scores, v)
         ctx.tau, ctx.ops = tau, ops
-        return ops.approx_ranks(scores, v, tau)
+        ranks = ops.approx_ranks(scores, v, tau)
+        _release(ops)
+        return ranks
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, grad_pi: Tensor):
+        common.refuse_double_backward("streaming")
         scores, v = ctx.saved_tensors
-        return ctx.ops.approx_ranks_backward(scores, v, ctx.tau, grad_pi), None, None, None
+        grad = ctx.ops.approx_ranks_backward(scores, v, ctx.tau, grad_pi)
+        _release(ctx.ops)
+        return grad, None, None, None
+
+
+def _release(ops: Any) -> None:
+    """Drop the block buffers: the graph, and so ``ops``, may live on after backward."""
+    if hasattr(ops, "release"):
+        ops.release()
 
 
 def _smooth_dcg(lists: common.LossLists, discount: d.Discount, tau: float, impl: str) -> Tensor:
@@ -57,6 +66,11 @@ def _smooth_dcg(lists: common.LossLists, discount: d.Discount, tau: float, impl:
         weight = weight * torch.where(whole, torch.ones_like(soft_top), soft_top)
     terms = torch.where(lists.valid, lists.gains * weight, torch.zeros_like(weight))
     return terms.sum(-1)
+
+
+def check_options(*, temperature: float, empty: str, reduction: str, impl: str, **_tensors_and_callables: object) -> None:
+    """Every option check of :func:`approx_ndcg` that needs no tensor (the module runs it at construction)."""
+    common.check_common(temperature, empty, reduction, impl)
 
 
 def approx_ndcg(
@@ -102,7 +116,7 @@ def approx_ndcg(
         >>> round(tn.approx_ndcg(scores, torch.tensor([[2, 0, 1]]), temperature=0.01).item(), 4)
         0.9502
     """
-    common.check_common(temperature, empty, reduction, impl)
+    check_options(temperature=temperature, empty=empty, reduction=reduction, impl=impl)
     lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
     dcg = _smooth_dcg(lists, discount, float(temperature), common.resolve_impl(impl, lists))
     return common.finish(dcg, lists, empty, reduction)

@@ -21,12 +21,19 @@ from ..validation import EMPTY, REDUCTIONS, check_option, check_positive
 from . import kernels
 
 IMPLS = ("auto", "dense", "streaming", "triton")
+# NeuralNDCG also has the kernel-Sinkhorn path (:mod:`.sinkhorn_kernel`).
+NEURAL_IMPLS = (*IMPLS, "kernel")
 
 # impl="auto" keeps the readable dense path only while its [B, N, N] tensors are small; above
 # this many pairwise entries the streaming path is leaner and, in the losses benchmark, faster
 # (B = 32, N = 128: 0.14 s vs 0.75 s for dense); below it, per-block overhead favours dense.
 # Not finely tuned.
 AUTO_DENSE_MAX_PAIRS = 2**16
+# impl="auto" runs NeuralNDCG's kernel path while one list's N×N kernel stays under this size
+# (its memory is one such kernel, or a cache-sized group of shorter ones, whatever B is);
+# the streaming path takes longer lists. In `python -m torch_ndcg.bench losses` the kernel path is
+# 7–20× faster than streaming at 64 × 27, 64 × 100 and 32 × 512 (one thread); not tuned per device.
+AUTO_KERNEL_MAX_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
@@ -56,12 +63,12 @@ def single_cutoff(k: d.Cutoff) -> int | None:
     return cutoffs[0]
 
 
-def check_common(temperature: float, empty: str, reduction: str, impl: str) -> None:
+def check_common(temperature: float, empty: str, reduction: str, impl: str, impls: tuple[str, ...] = IMPLS) -> None:
     """Option checks that need no tensor, done before any work."""
     check_positive("temperature", temperature)
     check_option("empty", empty, EMPTY)
     check_option("reduction", reduction, REDUCTIONS)
-    check_option("impl", impl, IMPLS)
+    check_option("impl", impl, impls)
 
 
 def prepare(
@@ -115,10 +122,12 @@ def rank_weights(lists: LossLists, discount: d.Discount) -> Tensor:
     return torch.where(pos <= depth, weights, torch.zeros_like(weights))
 
 
-def resolve_impl(impl: str, lists: LossLists) -> str:
-    """``"auto"``: the Triton kernels for CUDA tensors when Triton is installed, else dense while
-    its ``[B, N, N]`` tensors are small and streaming beyond. ``"triton"`` is checked here, so a
-    missing package or a CPU tensor is a clear error before any work.
+def resolve_impl(impl: str, lists: LossLists, *, kernel: bool = False) -> str:
+    """``"auto"``: the Triton kernels for CUDA tensors when Triton is installed; else, for a loss
+    with a ``kernel`` path, that path while the longest real list's ``N × N`` kernel fits
+    :data:`AUTO_KERNEL_MAX_BYTES`; else dense while its ``[B, N, N]`` tensors are small and
+    streaming beyond. ``"triton"`` is checked here, so a missing package or a CPU tensor is a
+    clear error before any work.
     """
     if impl == "triton":
         fused_kernels.require(lists.scores)
@@ -126,6 +135,10 @@ def resolve_impl(impl: str, lists: LossLists) -> str:
         return impl
     if lists.scores.is_cuda and fused_kernels.importable():
         return "triton"
+    if kernel:
+        longest = int(lists.valid.sum(-1).max()) if lists.valid.numel() else 0
+        if longest**2 * lists.scores.element_size() <= AUTO_KERNEL_MAX_BYTES:
+            return "kernel"
     pairs = lists.scores.shape[0] * lists.length**2
     return "dense" if pairs <= AUTO_DENSE_MAX_PAIRS else "streaming"
 
@@ -145,6 +158,16 @@ def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
     is_empty = lists.idcg == 0
     values = dcg / torch.where(is_empty, torch.ones_like(lists.idcg), lists.idcg)
     return reduce(apply_empty(values, is_empty, empty).reshape(lists.batch_shape), reduction)
+
+
+def refuse_double_backward(impl: str) -> None:
+    """Called first in a backward with an analytic gradient: under ``create_graph=True`` that
+    gradient would silently be a constant, so say which ``impl`` has second derivatives."""
+    if torch.is_grad_enabled():
+        raise ValueError(
+            f"impl={impl!r} computes the gradient analytically and has no second derivative "
+            "(create_graph=True); use impl='dense', whose gradient is differentiable"
+        )
 
 
 def as_loss(per_list: Tensor, reduction: str) -> Tensor:

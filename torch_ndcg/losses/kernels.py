@@ -81,7 +81,7 @@ class TorchBlocks:
     def _blocks(self, like: Tensor, rows: int, cols: int) -> list[tuple[slice, slice, Tensor, Tensor]]:
         """The blocks of ``[B, rows, cols]``, each with two ``[b, i, cols]`` views of the buffers."""
         plan = blocks(like.shape[0], rows, cols, like.element_size())
-        numel = max((b.stop - b.start) * (i.stop - i.start) for b, i in plan) * cols
+        numel = max(((b.stop - b.start) * (i.stop - i.start) for b, i in plan), default=0) * cols
         for k, buffer in enumerate(self._buffers):
             if buffer is None or buffer.numel() < numel or buffer.dtype != like.dtype or buffer.device != like.device:
                 self._buffers[k] = torch.empty(numel, dtype=like.dtype, device=like.device)

@@ -9,22 +9,29 @@ import torch
 from torch import Tensor
 
 from .. import definitions as d
+from . import approx, neural
 from .approx import approx_ndcg_loss
 from .lambdaloss import lambda_loss
 from .listwise import listmle_loss, listnet_loss, softmax_loss
+from .common import single_cutoff
 from .neural import neural_ndcg_loss
 from .pairwise import pairwise_hinge_loss, ranknet_loss
 
 
 class _RankingLoss(torch.nn.Module):
     _loss: Any = None
+    _check: Any = None  # the loss's option checks, keyword arguments as the loss takes them
 
     def __init__(self, k: d.Cutoff = None, **options: Any) -> None:
         super().__init__()
         self.k = k
         self.options = options
-        # An unknown option name fails here, not at the first training step.
-        inspect.signature(type(self)._loss).bind(None, None, k, **options)
+        # An unknown option name or a bad value fails here, not at the first training step.
+        arguments = inspect.signature(type(self)._loss).bind(None, None, k, **options)
+        if type(self)._check is not None:
+            single_cutoff(k)
+            arguments.apply_defaults()
+            type(self)._check(**arguments.arguments)
 
     def forward(self, scores: Tensor, relevance: Tensor, mask: Tensor | None = None) -> Tensor:
         return type(self)._loss(scores, relevance, self.k, mask=mask, **self.options)
@@ -60,6 +67,7 @@ class NeuralNDCGLoss(_RankingLoss):
     """
 
     _loss = staticmethod(neural_ndcg_loss)
+    _check = staticmethod(neural.check_options)
 
 
 class ApproxNDCGLoss(_RankingLoss):
@@ -73,6 +81,7 @@ class ApproxNDCGLoss(_RankingLoss):
     """
 
     _loss = staticmethod(approx_ndcg_loss)
+    _check = staticmethod(approx.check_options)
 
 
 class LambdaLoss(_RankingLoss):

@@ -28,10 +28,8 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from torch.autograd.function import once_differentiable
-
 from . import kernels
-from .common import positions, valid_counts
+from .common import positions, refuse_double_backward, valid_counts
 
 
 def half_steps(iters: int, transposed: bool) -> list[str]:
@@ -93,8 +91,8 @@ class SinkhornDCG(torch.autograd.Function):
         return dcg
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, grad_dcg: Tensor):
+        refuse_double_backward("streaming")
         scores, valid, rank_weight, gains, f, mean, *states = ctx.saved_tensors
         ops, tau = ctx.ops, ctx.tau
         r, rows = row_coefficients(valid, tau, scores.dtype)
@@ -123,6 +121,8 @@ class SinkhornDCG(torch.autograd.Function):
         grad_a = torch.where(valid, -grad_z / tau, torch.zeros_like(grad_z))
         grad_s = grad_s + ops.abs_diff_sum_backward(scores, valid.to(scores.dtype), grad_a)
         grad_s = torch.where(valid, grad_s, torch.zeros_like(grad_s))
+        if hasattr(ops, "release"):
+            ops.release()  # the graph may outlive backward (a kept loss): keep no blocks with it
         return grad_s, None, None, None, None, None, None, None
 
 

@@ -1,0 +1,432 @@
+r"""NeuralNDCG's Sinkhorn as scalings of one materialised kernel: the fast path for lists that fit.
+
+Every matrix of the log-domain iteration is ``exp(L_ij + S_i + S'_j)`` for the NeuralSort log-kernel
+``L_ij = r_i s_j + a_j`` (``r_i = (n + 1 − 2i)/τ``, ``a_j = −Σ_m |s_j − s_m|/τ``) and two log
+scaling vectors. Writing ``S = Ū + log ũ`` around absorbed vectors ``Ū``, ``W̄``, the kernel
+``K = exp(L + Ū ⊕ W̄)`` is built once (one ``exp`` per list) and a half-step is a matrix–vector
+product and a reciprocal (Sinkhorn & Knopp 1967; Cuturi 2013):
+
+* rows:    ``ũ = 1 / (K w̃)``,
+* columns: ``w̃ = 1 / (Kᵀ ũ)``.
+
+Stabilisation (Schmitzer 2019, "absorption"): every :data:`CHECK_EVERY` half-steps the scalings
+are checked on the host; when one left ``[1/BIG, BIG]`` (or became non-finite) the iteration rolls
+back to the last checked step, absorbs the scalings into ``Ū, W̄``, rebuilds ``K`` and replays the
+steps one at a time, doing a step in the log domain (a ``logsumexp``) whenever a product
+underflows. Small τ and scores of ±1e4 thus stay exact where a plain scaling loop gives 0/0.
+
+The backward walks the half-steps in reverse, as the streaming path does, with the weights
+``W = diag(ũ) K diag(w̃)`` of each step: one matrix–vector product per half-step. It saves only
+the ``O(iterations · B · N)`` scalings and rebuilds ``K`` (one ``exp`` per absorption segment);
+nothing ``N²`` lives between forward and backward.
+
+Lists are compacted (real items first), sorted by length and processed in groups whose kernels
+fit :data:`GROUP_ELEMENTS` (cache-sized), each group as wide as its longest list: a ragged batch
+costs about ``Σ nᵢ²`` rather than ``B · max(n)²``, and long lists iterate in cache.
+
+``tol`` stops a group once the sums that the next half-step would correct are within ``tol`` of
+1, after whole iterations (allRank's criterion; its columns then rows order). The flags are
+computed on the device every iteration and read every :data:`CHECK_EVERY` half-steps; the history
+is cut back to the first converged iteration, so the result is the same as checking every time.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from .common import refuse_double_backward
+
+# Kernel elements per group: ~1 MiB in float32, measured fastest of 2¹⁶–2²² on one CPU thread
+# (the iterations re-read the kernel ~4·iters times, so it should stay in L2).
+GROUP_ELEMENTS = 2**18
+# Lists up to this long also keep a contiguous Kᵀ (measured: 1.3× faster products at N = 27,
+# none from N ≈ 240 on, where the second copy only costs cache).
+TRANSPOSE_COPY_MAX = 64
+# Padding elements a group may carry rather than start another group: at small widths a group's
+# ~8 ops per half-step cost about as much as products over this many elements (one CPU thread).
+GROUP_OVERHEAD_ELEMENTS = 2**15
+# Half-steps between host checks of the scalings (and of ``tol``).
+CHECK_EVERY = 10
+ROW, COL = 0, 1
+
+
+def _big(dtype: torch.dtype) -> float:
+    """Scalings beyond ``BIG`` get absorbed: K·w̃ then stays far from overflow and underflow."""
+    return float(torch.finfo(dtype).max) ** 0.25
+
+
+class _Group:
+    """One group of compacted lists, ``[b, w]``, and its Sinkhorn state.
+
+    Matrix coordinates: rows × columns of ``M``; plain NeuralNDCG has positions on rows and items
+    on columns, the transposed variant works on ``Mᵀ`` (items on rows), so both end on a row step.
+    """
+
+    def __init__(self, s: Tensor, n: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, transposed: bool):
+        self.s, self.n, self.tau, self.transposed = s, n, tau, transposed
+        self.rank_weight, self.gains = rank_weight, gains
+        b, w = s.shape
+        pos = torch.arange(1, w + 1, dtype=s.dtype, device=s.device)[None, :]
+        exists = pos <= n[:, None]  # positions and items alike: the real items come first
+        self.exists = exists
+        self.v = exists.to(s.dtype)
+        self.r = torch.where(exists, (n[:, None] + 1 - 2 * pos) / tau, torch.zeros_like(pos))
+        self.padded = not bool(exists.all())
+        # Padding forms its own block, uniform over the padded rows and columns: doubly stochastic,
+        # never mixing with the real block, so the iterations need no masking at all.
+        pad_log = -torch.log((w - n).clamp(min=1).to(s.dtype))[:, None].expand(b, w)
+        self.pad_log = pad_log
+        self.a_log = torch.zeros_like(s)  # −A/τ at real items, −log(#padding) elsewhere
+        if transposed:  # items on rows
+            self.x, self.y, self.row_w, self.col_h = s, self.r, gains, rank_weight
+        else:
+            self.x, self.y, self.row_w, self.col_h = self.r, s, rank_weight, gains
+        self.buffers: tuple[Tensor, Tensor] | None = None
+        self.allocate()
+
+    def allocate(self) -> None:
+        b, w = self.s.shape
+        copies = 2 if w <= TRANSPOSE_COPY_MAX else 1
+        self.buffers = tuple(torch.empty(b, w, w, dtype=self.s.dtype, device=self.s.device) for _ in range(copies))
+        self.buffers += (None,) * (2 - copies)
+
+    # -- the kernel -------------------------------------------------------------------------
+
+    def log_kernel(self, ubar: Tensor, wbar: Tensor) -> Tensor:
+        """``L + Ū ⊕ W̄`` in the group's buffer; cross blocks (real × padding) are ``-inf``."""
+        rows_add, cols_add = (self.a_log + ubar, wbar) if self.transposed else (ubar, self.a_log + wbar)
+        m = torch.addcmul(cols_add[:, None, :], self.x[:, :, None], self.y[:, None, :], out=self.buffers[0])
+        m.add_(rows_add[:, :, None])
+        if self.padded:
+            m.masked_fill_(self.exists[:, :, None] != self.exists[:, None, :], -torch.inf)
+        return m
+
+    def kernel(self, ubar: Tensor, wbar: Tensor) -> tuple[Tensor, Tensor]:
+        """``K`` and ``Kᵀ`` (a contiguous copy for short lists, where a row vector times a
+        contiguous matrix is the fast batched product on CPU; a view for long ones, whose
+        kernel alone fills the cache)."""
+        log_m = self.log_kernel(ubar, wbar)
+        # Subnormal entries make exp and every product with them ~100× slower on x86. Below
+        # tiny·BIG an entry scaled by two scalings (each ≤ BIG) stays under tiny·BIG³, far below
+        # the rounding of a row sum of 1: zero it, and no entry–scaling product is subnormal.
+        floor = math.log(torch.finfo(log_m.dtype).tiny * _big(log_m.dtype))
+        m = torch.nn.functional.threshold_(log_m, floor, -math.inf).exp_()
+        if self.buffers[1] is None:
+            return m, m.transpose(1, 2)
+        return m, self.buffers[1].copy_(m.transpose(1, 2))
+
+    def abs_diff_sum(self) -> Tensor:
+        """``A_j = Σ_m v_m |s_j − s_m|`` through the group's buffer."""
+        diff = torch.sub(self.s[:, None, :], self.s[:, :, None], out=self.buffers[0]).abs_()
+        return torch.bmm(self.v[:, None, :], diff)[:, 0]
+
+    def abs_diff_sum_backward(self, grad_a: Tensor) -> Tensor:
+        """``gs_k = Σ_m v_m (g_k + g_m) sign(s_k − s_m)``."""
+        # Σ_m w_m sign(s_k − s_m) = −Σ_m w_m sign(s_m − s_k): rows index m, columns k.
+        sign = torch.sub(self.s[:, :, None], self.s[:, None, :], out=self.buffers[0]).sign_()
+        sums = torch.bmm(torch.stack([self.v, self.v * grad_a], 1), sign)
+        return -(grad_a * sums[:, 0] + sums[:, 1])
+
+
+def _rows(vectors: tuple[Tensor, ...]) -> Tensor:
+    """``[b, k, N]`` from ``k`` vectors ``[b, N]`` (copies into one buffer: ``torch.stack`` costs
+    several times a small copy, and the loops call this hundreds of times)."""
+    if len(vectors) == 1:
+        return vectors[0][:, None, :]
+    first = vectors[0]
+    rows = torch.empty(first.shape[0], len(vectors), first.shape[1], dtype=first.dtype, device=first.device)
+    for k, vector in enumerate(vectors):
+        rows[:, k].copy_(vector)
+    return rows
+
+
+def _sum_cols(m: tuple[Tensor, Tensor], *vectors: Tensor) -> Tensor:
+    """``Σ_j M_ij v_j`` for each vector → ``[b, k, R]``."""
+    return torch.bmm(_rows(vectors), m[1])
+
+
+def _sum_rows(m: tuple[Tensor, Tensor], *vectors: Tensor) -> Tensor:
+    """``Σ_i v_i M_ij`` for each vector → ``[b, k, C]``."""
+    return torch.bmm(_rows(vectors), m[0])
+
+
+def _kinds(iters: int, transposed: bool) -> list[int]:
+    """Half-step kinds in ``M``'s coordinates: NeuralSort's softmax first, always ending on rows."""
+    kinds = [ROW] + [COL, ROW] * iters
+    return kinds[1:] if transposed else kinds
+
+
+def _step(m: tuple[Tensor, Tensor], kind: int, given: Tensor) -> Tensor:
+    """One scaling half-step: the new scaling ``1 / (M given)`` along the step's axis."""
+    return (_sum_cols(m, given) if kind == ROW else _sum_rows(m, given))[:, 0].reciprocal_()
+
+
+def _fine(t: Tensor, big: float) -> bool:
+    """All scalings finite and within ``[1/big, big]`` (one host synchronisation)."""
+    low, high = torch.aminmax(t)
+    return bool((high <= big) & (low >= 1 / big))
+
+
+class _Run:
+    """The forward iteration of one group, and the record its backward replays."""
+
+    def __init__(self, g: _Group, iters: int, tol: float | None):
+        self.g, self.tol = g, tol
+        self.kinds = _kinds(iters, g.transposed)
+        self.ones = torch.ones_like(g.s)
+        self.outs: list[Tensor] = []  # the scaling each half-step produced, relative to its segment
+        self.flags: list[tuple[int, Tensor]] = []
+        self.segments: list[tuple[int, Tensor, Tensor]] = []  # (first step, Ū, W̄)
+
+    def start(self, h: int) -> int:
+        """First step of the segment that step ``h`` belongs to."""
+        if len(self.segments) == 1:
+            return 0
+        return max(first for first, _, _ in self.segments if first <= h)
+
+    def given(self, h: int) -> Tensor:
+        """The scaling step ``h`` multiplies by: the previous step's, or 1 at a segment's start."""
+        return self.ones if h == self.start(h) else self.outs[h - 1]
+
+    def old(self, h: int) -> Tensor:
+        """The scaling step ``h`` replaces (relative to the current segment)."""
+        return self.outs[h - 2] if h - 2 >= self.start(h) else self.ones
+
+    def flagged(self, h: int) -> bool:
+        """Step ``h`` opens an iteration: the matrix before it is a finished iteration's."""
+        return self.tol is not None and h >= 2 and self.kinds[h] != self.kinds[-1]
+
+    def absorb(self, h: int) -> Tensor:
+        """Start a segment at step ``h`` with the current scalings absorbed; the new kernel."""
+        _, ubar, wbar = self.segments[-1]
+        latest = [self.ones, self.ones]
+        for j in range(self.start(h), h):
+            latest[self.kinds[j]] = self.outs[j]
+        self.segments.append((h, ubar + latest[ROW].log(), wbar + latest[COL].log()))
+        return self.g.kernel(*self.segments[-1][1:])
+
+    def log_step(self, h: int) -> Tensor:
+        """Step ``h`` in the log domain (a ``logsumexp``), starting a segment; the new kernel."""
+        kind, old = self.kinds[h], self.old(h)
+        _, ubar, wbar = self.segments[-1]
+        if kind == ROW:
+            wbar = wbar + self.given(h).log()
+        else:
+            ubar = ubar + self.given(h).log()
+        log_m = self.g.log_kernel(ubar, wbar)
+        lse = torch.logsumexp(log_m, -1 if kind == ROW else -2)
+        if self.flagged(h):
+            self.flags.append((h, (old * lse.exp() - 1).abs().amax()))
+        if kind == ROW:
+            ubar = ubar - lse
+        else:
+            wbar = wbar - lse
+        self.segments.append((h, ubar, wbar))
+        return self.g.kernel(ubar, wbar)
+
+    def step(self, m: Tensor, h: int, careful: bool) -> Tensor:
+        kind = self.kinds[h]
+        out = _step(m, kind, self.given(h))
+        if careful and not _fine(out, _big(out.dtype)):
+            m = self.log_step(h)
+            out = _step(m, kind, self.ones)
+        elif self.flagged(h):
+            self.flags.append((h, (self.old(h) / out - 1).abs().amax()))
+        self.outs.append(out)
+        return m
+
+    def run(self) -> Tensor:
+        """All half-steps (or up to convergence); returns the kernel of the last segment."""
+        g, big = self.g, _big(self.g.s.dtype)
+        g.a_log = torch.where(g.exists, g.abs_diff_sum() / -g.tau, g.pad_log)
+        zero = self.ones - 1
+        shift = -g.log_kernel(zero, zero).amax(-1 if self.kinds[0] == ROW else -2)
+        shift = shift.clamp(min=torch.finfo(shift.dtype).min)  # rows of padding only: −inf max
+        self.segments.append((0, shift, zero) if self.kinds[0] == ROW else (0, zero, shift))
+        m = g.kernel(*self.segments[0][1:])
+        h, stop, careful, flag_at = 0, len(self.kinds), False, 0
+        while h < stop:
+            first = h
+            for h in range(first, min(first + CHECK_EVERY, stop)):
+                m = self.step(m, h, careful)
+            h += 1
+            # The block's last scaling of each kind: inf and NaN propagate, so they show there.
+            if not careful and not _fine(torch.stack(self.outs[max(first, h - 2):h]), big):
+                del self.outs[first:]
+                self.flags = [(j, f) for j, f in self.flags if j < first]
+                m, h, careful = self.absorb(first), first, True
+                continue
+            careful = False
+            if self.flags[flag_at:]:
+                done = (torch.stack([f for _, f in self.flags[flag_at:]]) < self.tol).nonzero()
+                if len(done):
+                    stop = self.flags[flag_at + int(done[0, 0])][0]  # keep the steps before it
+                    del self.outs[stop:]
+                    kept = [seg for seg in self.segments if seg[0] < stop]
+                    if len(kept) < len(self.segments):
+                        self.segments = kept
+                        m = g.kernel(*kept[-1][1:])
+                    break
+                flag_at = len(self.flags)
+        del self.kinds[stop:]
+        return m
+
+    def value(self, m: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
+        """Smooth DCG of the last (row) step's matrix: ``Σ_i row_w_i Σ_j W_ij col_h_j``, and the means."""
+        g, last = self.g, len(self.kinds) - 1
+        mean = self.outs[last] * _sum_cols(m, self.given(last) * g.col_h)[:, 0]
+        return (g.row_w * mean).sum(-1), mean
+
+
+def backward_group(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
+    """Gradient of ``Σ grad · dcg`` with respect to the group's (compacted) scores.
+
+    Each half-step's gradient with respect to the log-kernel is ``M ∘ (p ⊗ q)`` (two such terms
+    for the last step). The walk back needs one product per half-step; the scores' and ``a``'s
+    parts (``Σ`` over the position axis of ``r``-weighted and plain terms) are summed per
+    segment in one matrix–matrix product."""
+    g, kinds = run.g, run.kinds
+    plain = not g.transposed
+    gs = torch.zeros_like(g.s)
+    ga = torch.zeros_like(g.s)
+    terms: list[tuple[Tensor, Tensor]] = []  # (p on rows, q on columns) of the current segment
+
+    def flush(m: tuple[Tensor, Tensor]) -> None:
+        p, q = torch.stack([t[0] for t in terms], 1), torch.stack([t[1] for t in terms], 1)
+        weights, scale = (p, q) if plain else (q, p)  # on the position axis / on the item axis
+        sums = torch.bmm(torch.cat([g.r[:, None, :] * weights, weights], 1), m[0] if plain else m[1])
+        k = len(terms)
+        gs.add_((scale * sums[:, :k]).sum(1))
+        ga.add_((scale * sums[:, k:]).sum(1))
+        terms.clear()
+
+    seg = len(run.segments) - 1
+    m = g.kernel(*run.segments[seg][1:])
+    last = len(kinds) - 1
+    o, given = run.outs[last], run.given(last)
+    p1 = o * g.row_w * grad[:, None]
+    p2 = -p1 * mean
+    q1 = given * g.col_h
+    terms += [(p1, q1), (p2, given)]
+    t = _sum_rows(m, p1, p2)
+    back = q1 * t[:, 0] + given * t[:, 1]  # gradient of the last step's input (log) scaling
+    for h in range(last - 1, -1, -1):
+        if run.segments[seg][0] > h:
+            flush(m)
+            while run.segments[seg][0] > h:  # a step can open two: absorbed, then a log-domain step
+                seg -= 1
+            m = g.kernel(*run.segments[seg][1:])
+        given = run.given(h)
+        pq = -back * run.outs[h]
+        if kinds[h] == ROW:
+            terms.append((pq, given))
+            back = given * _sum_rows(m, pq)[:, 0]
+        else:
+            terms.append((given, pq))
+            back = given * _sum_cols(m, pq)[:, 0]
+    flush(m)
+    grad_a = torch.where(g.exists, -ga / g.tau, torch.zeros_like(ga))
+    gs += g.abs_diff_sum_backward(grad_a)
+    return torch.where(g.exists, gs, torch.zeros_like(gs))
+
+
+def plan(lengths: list[int], budget: int = 0) -> list[tuple[int, int, int]]:
+    """Groups ``(first, stop, width)`` of lists sorted by decreasing length: each group as wide as
+    its first list and at most ``budget`` kernel elements. A shorter list joins while it is at
+    least 3/4 of the width (padding then costs at most 7/9 of the real work), or while the group's
+    padding stays under :data:`GROUP_OVERHEAD_ELEMENTS`, about what one more group's per-step
+    fixed cost is worth: so a batch costs about ``Σ nᵢ²``, in few groups."""
+    budget = budget or GROUP_ELEMENTS
+    groups, first = [], 0
+    while first < len(lengths) and lengths[first] > 0:
+        width, stop, waste = lengths[first], first + 1, 0
+        while stop < len(lengths) and lengths[stop] > 0 and (stop - first + 1) * width * width <= budget:
+            extra = width * width - lengths[stop] ** 2
+            if 4 * lengths[stop] < 3 * width and waste + extra > GROUP_OVERHEAD_ELEMENTS:
+                break
+            waste += extra
+            stop += 1
+        groups.append((first, stop, width))
+        first = stop
+    return groups
+
+
+class KernelSinkhornDCG(torch.autograd.Function):
+    """Smooth DCG ``[B]`` of ``scores [B, N]``: grouped, compacted lists, kernel Sinkhorn."""
+
+    @staticmethod
+    def forward(ctx, scores, valid, rank_weight, gains, tau, iters, transposed, tol):
+        n = valid.sum(-1)
+        lengths, by_length = torch.sort(n, descending=True, stable=True)
+        compact = torch.argsort((~valid).to(torch.int8), dim=-1, stable=True)  # real items first
+        dcg = torch.zeros(scores.shape[0], dtype=scores.dtype, device=scores.device)
+        saved: list[Tensor] = []
+        metas = []
+        for first, stop, width in plan(lengths.tolist()):
+            lists = by_length[first:stop]
+            items = compact[lists, :width]
+            group = _Group(
+                scores[lists[:, None], items], n[lists].to(scores.dtype), rank_weight[lists, :width],
+                gains[lists[:, None], items], tau, transposed,
+            )  # fmt: skip
+            run = _Run(group, iters, tol)
+            m = run.run()
+            value, mean = run.value(m)
+            dcg[lists] = value
+            group.buffers = None  # no N² block survives the forward
+            tensors, meta = _pack(lists, items, group, run, mean)
+            saved += tensors
+            metas.append(meta)
+        # save_for_backward, not ctx attributes: autograd frees the O(iterations·B·N) history
+        # after backward, even while the loss tensor lives on.
+        ctx.save_for_backward(*saved)
+        ctx.metas, ctx.shape, ctx.tau, ctx.iters, ctx.transposed = metas, scores.shape, tau, iters, transposed
+        return dcg
+
+    @staticmethod
+    def backward(ctx, grad_dcg):
+        refuse_double_backward("kernel")
+        grad = torch.zeros(ctx.shape, dtype=grad_dcg.dtype, device=grad_dcg.device)
+        saved = iter(ctx.saved_tensors)
+        for meta in ctx.metas:
+            lists, items, run, mean = _unpack(saved, meta, ctx.tau, ctx.iters, ctx.transposed)
+            grad[lists[:, None], items] = backward_group(run, mean, grad_dcg[lists])
+        return grad, None, None, None, None, None, None, None
+
+
+def _pack(lists, items, group: _Group, run: _Run, mean: Tensor) -> tuple[list[Tensor], tuple]:
+    """A group's record as tensors (for ``save_for_backward``) and plain metadata."""
+    tensors = [
+        lists, items, group.s, group.n, group.rank_weight, group.gains, group.a_log, torch.stack(run.outs),
+        torch.stack([u for _, u, _ in run.segments]), torch.stack([w for _, _, w in run.segments]), mean,
+    ]  # fmt: skip
+    return tensors, (len(run.kinds), [first for first, _, _ in run.segments])
+
+
+def _unpack(saved, meta: tuple, tau: float, iters: int, transposed: bool):
+    steps, firsts = meta
+    lists, items, s, n, rank_weight, gains, a_log, outs, ubars, wbars, mean = (next(saved) for _ in range(11))
+    group = _Group(s, n, rank_weight, gains, tau, transposed)
+    group.a_log = a_log
+    run = _Run(group, iters, None)
+    del run.kinds[steps:]
+    run.outs = list(outs)
+    run.segments = list(zip(firsts, ubars, wbars))
+    return lists, items, run, mean
+
+
+def kernel_dcg(
+    scores: Tensor,
+    valid: Tensor,
+    rank_weight: Tensor,
+    gains: Tensor,
+    tau: float,
+    iters: int,
+    transposed: bool,
+    tol: float | None = None,
+) -> Tensor:
+    """Smooth DCG ``[B]`` by kernel Sinkhorn; the same value and gradient as the dense reference."""
+    return KernelSinkhornDCG.apply(scores, valid, rank_weight, gains, tau, iters, transposed, tol)
