@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import torch
 
@@ -114,3 +116,22 @@ def test_dense_stochastic_averages_many_samples_as_accurately_as_streaming():
     )
     # A running float32 total over 1,024 samples was 9e-6 off; averaged as streaming does, ~1e-7.
     torch.testing.assert_close(dense, streaming, atol=0, rtol=1e-6)
+
+
+def test_log_scores_perturbs_the_log_of_the_shifted_scores_as_allrank_does():
+    # allRank's stochastic NeuralNDCG perturbs log(s + |min s| + 1e-10) by default; here it is an
+    # option. With the same Gumbel draws, it equals the plain stochastic variant on those scores.
+    scores = torch.tensor([[0.3, -1.2, 2.0, 0.7], [1.5, -0.4, 0.2, 0.9]], dtype=torch.float64)
+    relevance = torch.tensor([[2, 0, 1, 3], [0, 1, 2, 0]], dtype=torch.float64)
+    options = dict(k=3, stochastic=True, samples=8, beta=0.1, temperature=0.5, reduction="none")
+    got = tn.neural_ndcg(scores, relevance, log_scores=True, generator=torch.Generator().manual_seed(1), **options)
+    logged = torch.log(scores + scores.min().abs() + 1e-10)
+    expected = tn.neural_ndcg(logged, relevance, generator=torch.Generator().manual_seed(1), **options)
+    torch.testing.assert_close(got, expected)
+    assert not torch.allclose(got, tn.neural_ndcg(scores, relevance, generator=torch.Generator().manual_seed(1), **options))
+    with pytest.raises(ValueError, match="log_scores"):
+        tn.neural_ndcg(scores, relevance, log_scores=True)
+    # The loss takes the smooth NDCG's own parameters, log_scores included.
+    assert "log_scores" in inspect.signature(tn.neural_ndcg_loss).parameters
+    loss = tn.neural_ndcg_loss(scores, relevance, log_scores=True, generator=torch.Generator().manual_seed(1), **options)
+    torch.testing.assert_close(loss, 1 - got)

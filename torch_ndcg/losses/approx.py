@@ -14,7 +14,6 @@ import torch
 from torch import Tensor
 
 from .. import definitions as d
-from ..validation import REDUCTIONS, check_option
 from . import common
 
 
@@ -122,20 +121,8 @@ def approx_ndcg(
     return common.finish(dcg, lists, empty, reduction)
 
 
-def approx_ndcg_loss(
-    scores: Tensor,
-    relevance: Tensor,
-    k: d.Cutoff = None,
-    *,
-    mask: Tensor | None = None,
-    gain: d.Gain = "linear",
-    discount: d.Discount = "log2",
-    temperature: float = 1.0,
-    empty: str = "skip",
-    reduction: str = "mean",
-    impl: str = "auto",
-    validate: bool = True,
-) -> Tensor:
+approx_ndcg_loss = common.one_minus(
+    approx_ndcg,
     r"""ApproxNDCG loss: :math:`1 - \mathrm{ApproxNDCG@k}` per list, reduced by ``reduction``.
 
     Options and definitions as in :func:`approx_ndcg`.
@@ -146,10 +133,5 @@ def approx_ndcg_loss(
         >>> tn.approx_ndcg_loss(scores, torch.tensor([[2, 0, 1]])).backward()
         >>> bool(scores.grad[0, 0] < 0)
         True
-    """
-    check_option("reduction", reduction, REDUCTIONS)
-    per_list = approx_ndcg(
-        scores, relevance, k, mask=mask, gain=gain, discount=discount, temperature=temperature,
-        empty=empty, reduction="none", impl=impl, validate=validate,
-    )  # fmt: skip
-    return common.as_loss(per_list, reduction)
+    """,
+)

@@ -7,8 +7,10 @@ IDCG and ``empty`` all come from the same code as :func:`torch_ndcg.ndcg`.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ParamSpec
 
 import torch
 from torch import Tensor
@@ -19,6 +21,8 @@ from ..aggregation import apply_empty, reduce
 from ..dense import ideal_dcg, prepare as prepare_dense
 from ..validation import EMPTY, REDUCTIONS, check_option, check_positive
 from . import kernels
+
+P = ParamSpec("P")
 
 IMPLS = ("auto", "dense", "streaming", "triton")
 # NeuralNDCG also has the kernel-Sinkhorn path (:mod:`.sinkhorn_kernel`).
@@ -170,9 +174,24 @@ def refuse_double_backward(impl: str) -> None:
         )
 
 
-def as_loss(per_list: Tensor, reduction: str) -> Tensor:
-    """``1 − NDCG`` per list, reduced like the metric (skipped lists, NaN, stay out of the mean)."""
-    return reduce(1.0 - per_list, reduction)
+def one_minus(smooth_ndcg: Callable[P, Tensor], doc: str) -> Callable[P, Tensor]:
+    """The loss ``1 − smooth NDCG`` of ``smooth_ndcg``, with exactly its parameters.
+
+    The loss takes the smooth NDCG's own typed parameters (``ParamSpec``, so type checkers and
+    IDEs see them; :func:`inspect.signature` follows ``__wrapped__``): one signature to keep, not
+    two. ``reduction`` applies to ``1 − NDCG`` per list; skipped lists (NaN) stay out of the mean.
+    """
+
+    @functools.wraps(smooth_ndcg)
+    def loss(*args: P.args, **kwargs: P.kwargs) -> Tensor:
+        reduction = kwargs.pop("reduction", "mean")
+        check_option("reduction", reduction, REDUCTIONS)
+        per_list = smooth_ndcg(*args, **kwargs, reduction="none")
+        return reduce(1.0 - per_list, reduction)
+
+    loss.__name__ = loss.__qualname__ = f"{smooth_ndcg.__name__}_loss"
+    loss.__doc__ = doc
+    return loss
 
 
 # The standard ranking losses (ListNet, ListMLE, pairwise, LambdaLoss) are not 1 − NDCG, so

@@ -12,7 +12,7 @@ from torch import Tensor
 from torch.utils.checkpoint import checkpoint
 
 from .. import definitions as d
-from ..validation import REDUCTIONS, check_option, check_positive
+from ..validation import check_positive
 from . import common
 from .sinkhorn_kernel import kernel_dcg
 from .sinkhorn_streaming import sinkhorn_dcg
@@ -61,6 +61,15 @@ def _gumbel(shape: tuple[int, ...], like: Tensor, generator: torch.Generator | N
     return -torch.log(-torch.log(uniform.clamp(min=tiny)))
 
 
+def _log_scores(scores: Tensor, valid: Tensor) -> Tensor:
+    """``log(s + |min s| + 1e-10)`` (allRank's ``log_scores``): the minimum over every real item of
+    the batch, so each score is shifted to ≥ 0 before the logarithm; padding is left as it is."""
+    smallest = torch.where(valid, scores, torch.full_like(scores, torch.inf)).min()
+    smallest = torch.where(torch.isfinite(smallest), smallest, torch.zeros_like(smallest))  # no real item
+    shifted = torch.where(valid, scores + smallest.abs() + 1e-10, torch.ones_like(scores))
+    return torch.log(shifted)
+
+
 def _smooth_dcg(
     lists: common.LossLists,
     rank_weight: Tensor,
@@ -73,6 +82,7 @@ def _smooth_dcg(
     generator: torch.Generator | None,
     impl: str,
     tol: float | None,
+    log_scores: bool,
 ) -> Tensor:
     s, valid, gains = lists.scores, lists.valid, lists.gains
 
@@ -85,6 +95,8 @@ def _smooth_dcg(
 
     if not stochastic:
         return one(s, valid, rank_weight, gains)
+    if log_scores:
+        s = _log_scores(s, valid)
     noise = _gumbel((samples, *s.shape), s, generator)
     if impl != "dense":
         # Samples fold into the batch: the saved state is O(samples · B · N), never N².
@@ -104,7 +116,7 @@ def _smooth_dcg(
 
 def check_options(
     *, temperature: float, empty: str, reduction: str, impl: str, sinkhorn_iters: int, samples: int, beta: float,
-    tol: float | None, **_tensors_and_callables: object,
+    tol: float | None, stochastic: bool = False, log_scores: bool = False, **_tensors_and_callables: object,
 ) -> None:
     """Every option check of :func:`neural_ndcg` that needs no tensor (the module runs it at
     construction)."""
@@ -114,6 +126,10 @@ def check_options(
     check_positive("beta", beta)
     if tol is not None:
         check_positive("tol", tol)
+    if not isinstance(log_scores, bool):
+        raise TypeError(f"log_scores must be a bool, got {log_scores!r}")
+    if log_scores and not stochastic:
+        raise ValueError("log_scores=True changes only the stochastic variant: pass stochastic=True too")
 
 
 def neural_ndcg(
@@ -130,6 +146,7 @@ def neural_ndcg(
     stochastic: bool = False,
     samples: int = 32,
     beta: float = 0.1,
+    log_scores: bool = False,
     generator: torch.Generator | None = None,
     empty: str = "skip",
     reduction: str = "mean",
@@ -155,7 +172,10 @@ def neural_ndcg(
     :math:`\hat P^\top` (so it ends on columns: every item's distribution over ranks is exact)
     and computes :math:`\sum_j \mathrm{gain}(rel_j) \sum_{i \le k} P_{ij}\,\mathrm{discount}(i)`.
     ``stochastic=True`` averages over ``samples`` perturbed scores :math:`s + \beta g`,
-    :math:`g \sim \mathrm{Gumbel}(0, 1)` i.i.d. drawn from ``generator``. As τ → 0 with distinct
+    :math:`g \sim \mathrm{Gumbel}(0, 1)` i.i.d. drawn from ``generator``; ``log_scores=True``
+    perturbs :math:`\log(s + |\min s| + 10^{-10})` instead (allRank's ``log_scores``, its default
+    for this variant; the minimum is over the batch's real items, where allRank also counts
+    padding). As τ → 0 with distinct
     scores the value tends to :func:`torch_ndcg.ndcg`; tied scores tend to its
     ``ties="average"`` value.
 
@@ -164,7 +184,8 @@ def neural_ndcg(
             :func:`torch_ndcg.ndcg` (``k`` is one cutoff; ``empty`` defaults to ``"skip"``).
         temperature: τ > 0; smaller is closer to the exact metric and has sparser gradients.
         sinkhorn_iters: Sinkhorn iterations, ≥ 1.
-        transposed, stochastic, samples, beta, generator: the variants above.
+        transposed, stochastic, samples, beta, log_scores, generator: the variants above
+            (``log_scores`` needs ``stochastic=True``).
         impl: ``"dense"`` (``[B, N, N]`` tensors and autograd, the readable reference, the
             only one with second derivatives), ``"kernel"`` (the NeuralSort kernel built once per
             list and Sinkhorn as matrix–vector scalings of it, ragged lists grouped by length;
@@ -186,7 +207,7 @@ def neural_ndcg(
     """
     check_options(
         temperature=temperature, empty=empty, reduction=reduction, impl=impl, sinkhorn_iters=sinkhorn_iters,
-        samples=samples, beta=beta, tol=tol,
+        samples=samples, beta=beta, tol=tol, stochastic=stochastic, log_scores=log_scores,
     )  # fmt: skip
     lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
     rank_weight = common.rank_weights(lists, discount)
@@ -195,32 +216,13 @@ def neural_ndcg(
         raise ValueError(f"tol (early stopping) needs impl='kernel'; these lists run with impl={impl!r}")
     dcg = _smooth_dcg(
         lists, rank_weight, float(temperature), sinkhorn_iters, transposed, stochastic, samples, beta, generator,
-        impl, tol,
+        impl, tol, log_scores,
     )  # fmt: skip
     return common.finish(dcg, lists, empty, reduction)
 
 
-def neural_ndcg_loss(
-    scores: Tensor,
-    relevance: Tensor,
-    k: d.Cutoff = None,
-    *,
-    mask: Tensor | None = None,
-    gain: d.Gain = "linear",
-    discount: d.Discount = "log2",
-    temperature: float = 1.0,
-    sinkhorn_iters: int = 50,
-    transposed: bool = False,
-    stochastic: bool = False,
-    samples: int = 32,
-    beta: float = 0.1,
-    generator: torch.Generator | None = None,
-    empty: str = "skip",
-    reduction: str = "mean",
-    impl: str = "auto",
-    tol: float | None = None,
-    validate: bool = True,
-) -> Tensor:
+neural_ndcg_loss = common.one_minus(
+    neural_ndcg,
     r"""NeuralNDCG loss: :math:`1 - \mathrm{NeuralNDCG@k}` per list, reduced by ``reduction``.
 
     A perfect ranking (at small τ) gives 0. Options and definitions as in :func:`neural_ndcg`;
@@ -234,11 +236,5 @@ def neural_ndcg_loss(
         >>> loss.backward()
         >>> bool(scores.grad[0, 0] < 0)  # raising the relevant item lowers the loss
         True
-    """
-    check_option("reduction", reduction, REDUCTIONS)
-    per_list = neural_ndcg(
-        scores, relevance, k, mask=mask, gain=gain, discount=discount, temperature=temperature,
-        sinkhorn_iters=sinkhorn_iters, transposed=transposed, stochastic=stochastic, samples=samples,
-        beta=beta, generator=generator, empty=empty, reduction="none", impl=impl, tol=tol, validate=validate,
-    )  # fmt: skip
-    return common.as_loss(per_list, reduction)
+    """,
+)
