@@ -41,6 +41,8 @@ class Judged:
     relevant_judged: Tensor  # [rows, 1] R: judged documents with relevance ≥ the threshold
     retrieved: Tensor  # [rows, 1] documents the run retrieved for the query
     ideal_gains: Tensor  # [rows, M] gains of all judged documents of the query, largest first, 0-padded
+    nonrelevant_judged: Tensor  # [rows, 1] N: judged documents with 0 ≤ relevance < the threshold
+    nonrelevant_above: Tensor  # [T] retrieved judged non-relevant documents ranked above each slot
 
     def sums(self, terms: Tensor, cutoffs: tuple[float, ...]) -> Tensor:
         """``[rows, C]``: each query's sum of ``terms`` over its slots ranked above each cutoff."""
@@ -69,7 +71,7 @@ class Judged:
 
 def judged(
     rows: int, row: Tensor, position: Tensor, gain: Tensor, hit: Tensor,
-    relevant: Tensor, retrieved: Tensor, ideal_gains: Tensor,
+    relevant: Tensor, retrieved: Tensor, ideal_gains: Tensor, nonrelevant: Tensor, nonrelevant_above: Tensor,
 ) -> Judged:
     """Build the slots of sorted ``(row, position)`` pairs; ``hit`` is 1.0 where relevance ≥ threshold."""
     starts = torch.searchsorted(row, torch.arange(rows, device=row.device))
@@ -84,7 +86,7 @@ def judged(
         group_start=position,
         hits_before=hits_so_far - hit - before_row[row],
     )
-    return Judged(rows, row, ranks, relevant, retrieved, ideal_gains)
+    return Judged(rows, row, ranks, relevant, retrieved, ideal_gains, nonrelevant, nonrelevant_above)
 
 
 def gains(relevance: Tensor, gain: d.Gain) -> Tensor:
@@ -159,3 +161,49 @@ def r_precision(j: Judged) -> Tensor:
 def relevant_retrieved(j: Judged) -> Tensor:
     """``[rows]``: relevant documents retrieved anywhere in the run."""
     return j.sums(hit_probability(j.ranks), (float("inf"),)).squeeze(-1)
+
+
+def bpref(j: Judged) -> Tensor:
+    """``[rows]`` bpref = (1/R) Σ_r (1 − min(n_r, R) / min(N, R)) over the retrieved relevant r.
+
+    n_r counts the judged non-relevant documents retrieved above r, N those judged for the query
+    (0 ≤ relevance < the threshold); unjudged documents (and negative judgements) are skipped,
+    and a relevant document with nothing non-relevant above counts 1. 0 when R = 0.
+    Buckley & Voorhees, "Retrieval Evaluation with Incomplete Information", SIGIR 2004.
+    """
+    relevant = j.relevant_judged.squeeze(-1)
+    nonrelevant = j.nonrelevant_above
+    cap = torch.minimum(j.nonrelevant_judged.squeeze(-1), relevant)[j.row]
+    # nonrelevant > 0 implies cap ≥ 1 here, so the clamp only guards the terms where() discards.
+    term = torch.where(nonrelevant > 0, 1 - torch.minimum(nonrelevant, relevant[j.row]) / cap.clamp(min=1), 1.0)
+    total = j.sums(term * j.ranks.group_hits, (float("inf"),)).squeeze(-1)
+    return total / relevant.clamp(min=1)
+
+
+def interpolated_precision(j: Judged, counts: Tensor) -> Tensor:
+    """``[rows, C]``: the best precision at or below the ``counts[:, c]``-th relevant document.
+
+    iprec(c) = max over k ≥ max(c, 1) of k / rank_k, rank_k the 1-based rank of the k-th relevant
+    retrieved document (precision only peaks at relevant documents); 0 when fewer than c are
+    retrieved, or none.
+    """
+    rows, width = counts.shape
+    k = j.ranks.hits_before + 1
+    precision = k / (j.ranks.position + 1)
+    reaches = (j.ranks.group_hits.unsqueeze(-1) > 0) & (k.unsqueeze(-1) >= counts.clamp(min=1)[j.row])
+    slot, column = reaches.nonzero(as_tuple=True)
+    out = precision.new_zeros(rows * width)
+    return out.scatter_reduce_(0, j.row[slot] * width + column, precision[slot], "amax").view(rows, width)
+
+
+def iprec_at_recall(j: Judged, levels: tuple[float, ...]) -> Tensor:
+    """``[rows, C]`` interpolated precision at each recall level (trec_eval's ``iprec_at_recall``).
+
+    A level p stands for c = round(p · R) relevant documents, halves away from zero as C's
+    ``lround`` (trec_eval 10's rule; trec_eval 9, and so pytrec_eval-terrier 0.5.11, truncates
+    p · R + 0.9), then :func:`interpolated_precision`. Example: R = 3, p = 0.4 → c = 1 (9: 2).
+    """
+    scaled = torch.tensor(levels, dtype=torch.float64, device=j.relevant_judged.device) * j.relevant_judged
+    whole = scaled.floor()
+    counts = whole + (scaled - whole >= 0.5)
+    return interpolated_precision(j, counts)
