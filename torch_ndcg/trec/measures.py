@@ -187,13 +187,33 @@ def interpolated_precision(j: Judged, counts: Tensor) -> Tensor:
     retrieved document (precision only peaks at relevant documents); 0 when fewer than c are
     retrieved, or none.
     """
-    rows, width = counts.shape
-    k = j.ranks.hits_before + 1
-    precision = k / (j.ranks.position + 1)
-    reaches = (j.ranks.group_hits.unsqueeze(-1) > 0) & (k.unsqueeze(-1) >= counts.clamp(min=1)[j.row])
-    slot, column = reaches.nonzero(as_tuple=True)
-    out = precision.new_zeros(rows * width)
-    return out.scatter_reduce_(0, j.row[slot] * width + column, precision[slot], "amax").view(rows, width)
+    hit = j.ranks.group_hits > 0
+    row = j.row[hit]
+    best = _suffix_max((j.ranks.hits_before[hit] + 1) / (j.ranks.position[hit] + 1), row)
+    found = torch.bincount(row, minlength=j.rows)
+    first = torch.cumsum(found, 0) - found
+    last = max(best.numel() - 1, 0)
+    best = torch.cat([best, best.new_zeros(1)])  # something to gather when no query has a hit
+    columns = []
+    # One column at a time: [rows] tensors stay under torch's threading grain, which on a busy
+    # two-core machine made each [rows, C] operation wait on the other core.
+    for count in counts.unbind(-1):
+        at = (first + count.clamp(min=1).long() - 1).clamp(max=last)
+        columns.append(torch.where((count <= found) & (found > 0), best[at], 0.0))
+    return torch.stack(columns, -1)
+
+
+def _suffix_max(values: Tensor, row: Tensor) -> Tensor:
+    """Each value's max with the later values of its row (``row`` sorted), by doubling steps."""
+    best = values.clone()
+    step = 1
+    while step < best.numel():
+        same = row[step:] == row[:-step]
+        if not bool(same.any()):
+            break
+        best[:-step] = torch.where(same, torch.maximum(best[:-step], best[step:]), best[:-step])
+        step *= 2
+    return best
 
 
 def iprec_at_recall(j: Judged, levels: tuple[float, ...]) -> Tensor:
@@ -203,7 +223,10 @@ def iprec_at_recall(j: Judged, levels: tuple[float, ...]) -> Tensor:
     ``lround`` (trec_eval 10's rule; trec_eval 9, and so pytrec_eval-terrier 0.5.11, truncates
     p · R + 0.9), then :func:`interpolated_precision`. Example: R = 3, p = 0.4 → c = 1 (9: 2).
     """
-    scaled = torch.tensor(levels, dtype=torch.float64, device=j.relevant_judged.device) * j.relevant_judged
-    whole = scaled.floor()
-    counts = whole + (scaled - whole >= 0.5)
-    return interpolated_precision(j, counts)
+    relevant = j.relevant_judged.squeeze(-1)
+    counts = []
+    for level in levels:
+        scaled = level * relevant
+        whole = scaled.floor()
+        counts.append(whole + (scaled - whole >= 0.5))
+    return interpolated_precision(j, torch.stack(counts, -1))
