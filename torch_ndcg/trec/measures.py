@@ -3,7 +3,9 @@
 A run is evaluated from its **sparse slots**: only the retrieved documents that are judged
 relevant (a positive gain, or relevance ≥ the threshold) change any measure here, so each becomes
 one slot of :class:`~torch_ndcg.rank_statistics.RankStatistics` at its true 0-based rank; every
-other rank holds a zero-gain non-relevant document and adds nothing. :class:`Judged` answers the
+other rank holds a zero-gain non-relevant document and adds nothing (bpref alone needs to know
+which of those are judged non-relevant: each slot carries how many of them rank above it, so
+they need no slots of their own). :class:`Judged` answers the
 engine's :class:`~torch_ndcg.engine.RankedQueries` questions, so
 :func:`~torch_ndcg.engine.evaluate` with the engine's metric table gives trec_eval's numbers; a
 dense ``[Q, 1000]`` ranked list would spend its time on the zero slots.
@@ -11,7 +13,7 @@ dense ``[Q, 1000]`` ranked list would spend its time on the zero slots.
 Done here because the engine has no equivalent: per-query cutoffs (``Rprec`` cuts at each
 query's R), ``map_cut``'s normaliser (trec_eval divides AP@k by R, the engine by min(R, k)), and
 the ideal DCG from the qrels' gains (``ndcg``'s ideal uses every judged relevant document,
-retrieved or not).
+retrieved or not), and ``bpref`` and ``iprec_at_recall``, which the engine does not define.
 """
 
 from __future__ import annotations
