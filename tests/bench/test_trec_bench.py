@@ -11,4 +11,5 @@ def test_trec_benchmark_quick_runs_and_agrees(capsys, tmp_path):
     out = capsys.readouterr().out
     ours = next(line for line in out.splitlines() if line.startswith("| torch_ndcg.trec"))
     assert "| pytrec_eval |" in out and "reference" in out
+    assert re.search(r"default set \(no -m: 30 values.*evaluate \d+\.\d+ s", out)
     assert float(re.search(r"max \|Δ\| (\S+) \|", ours).group(1)) <= 1e-9

@@ -12,7 +12,7 @@ import torch
 import torch_ndcg as tn
 from torch_ndcg import trec
 from torch_ndcg.trec import evaluation
-from trec_files import MEASURES, random_case, write_qrels, write_run
+from trec_files import MEASURES, iprec_at_trec_eval_9_counts, random_case, write_qrels, write_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -45,6 +45,32 @@ def test_generated_runs_agree_with_pytrec_eval(tmp_path, seed, level):
     ours = trec.evaluate(write_qrels(tmp_path / "q", qrels), write_run(tmp_path / "r", run, rng=rng),
                          list(MEASURES), relevance_level=level)
     _assert_agrees(ours, _pytrec(qrels, run, level))
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("level", [1, 2])
+def test_interpolated_precision_agrees_with_pytrec_eval_at_its_counts(tmp_path, seed, level):
+    rng = np.random.default_rng(seed)
+    qrels, run = random_case(rng)
+    files = write_qrels(tmp_path / "q", qrels), write_run(tmp_path / "r", run, rng=rng)
+    ours = iprec_at_trec_eval_9_counts(*files, level)
+    reference = pytrec_eval.RelevanceEvaluator(qrels, {"iprec_at_recall"}, relevance_level=level).evaluate(run)
+    qids = trec.evaluate(*files, ["num_q"], relevance_level=level).qids
+    assert qids == sorted(reference, key=lambda q: q.encode())
+    for i, qid in enumerate(qids):
+        assert {name: float(values[i]) for name, values in ours.items()} == pytest.approx(reference[qid], abs=TOLERANCE)
+
+
+def test_iprec_at_recall_rounds_levels_to_counts_as_trec_eval_10(tmp_path):
+    """R = 3 relevant at ranks 1, 5, 6: level 0.4 is round(1.2) = 1 document (precision 1), 0.5 is
+    round(1.5) = 2 (best precision from the 2nd on: 3/6); trec_eval 9 took int(1.2 + 0.9) = 2 for 0.4."""
+    qrels = write_qrels(tmp_path / "q", {"q": {"a": 1, "b": 1, "c": 1, "x": 0}})
+    run = write_run(tmp_path / "r", {"q": {"a": 6.0, "x": 5.0, "y": 4.0, "z": 3.0, "b": 2.0, "c": 1.0}})
+    result = trec.evaluate(qrels, run, ["iprec_at_recall.0.4,0.5,1", "bpref"])
+    assert {name: values.item() for name, values in result.per_query.items()} == {
+        "bpref": 1 / 3,  # a has nothing non-relevant above it; b and c have x, N = 1
+        "iprec_at_recall_0.40": 1.0, "iprec_at_recall_0.50": 0.5, "iprec_at_recall_1.00": 0.5,
+    }
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -86,6 +112,10 @@ def test_trec_eval_test_files_agree_with_pytrec_eval():
             qrels, run = pytrec_eval.parse_qrel(q), pytrec_eval.parse_run(r)
         ours = trec.evaluate(DATA / qrels_file, DATA / run_file, list(MEASURES), relevance_level=level)
         _assert_agrees(ours, _pytrec(qrels, run, level))
+        iprec = iprec_at_trec_eval_9_counts(DATA / qrels_file, DATA / run_file, level)
+        reference = pytrec_eval.RelevanceEvaluator(qrels, {"iprec_at_recall"}, relevance_level=level).evaluate(run)
+        for i, qid in enumerate(ours.qids):
+            assert {name: float(values[i]) for name, values in iprec.items()} == pytest.approx(reference[qid], abs=TOLERANCE)
 
 
 def test_exp2_gain_matches_the_dense_ranked_engine(tmp_path):
@@ -145,7 +175,10 @@ def test_only_a_shared_query_set_is_evaluated(tmp_path):
         ({"gain": "log"}, ValueError),
         ({"measures": ["ndcg_cut.0"]}, ValueError),
         ({"measures": ["ndcg_cut.x"]}, ValueError),
-        ({"measures": ["bpref"]}, ValueError),
+        ({"measures": ["infAP"]}, ValueError),
+        ({"measures": ["bpref.5"]}, ValueError),
+        ({"measures": ["iprec_at_recall.1.5"]}, ValueError),
+        ({"measures": ["iprec_at_recall.nan"]}, ValueError),
         ({"measures": ["map.5"]}, ValueError),
         ({"measures": [5]}, TypeError),
     ],

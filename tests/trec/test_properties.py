@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from torch_ndcg import trec
-from trec_files import MEASURES, write_qrels, write_run
+from trec_files import MEASURES, iprec_at_trec_eval_9_counts, write_qrels, write_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -46,12 +46,14 @@ def test_generated_files_agree_with_pytrec_eval(case, level, seed):
     qrels, run = case
     with tempfile.TemporaryDirectory() as folder:
         rng = np.random.default_rng(seed)
-        ours = trec.evaluate(write_qrels(Path(folder) / "q", qrels), write_run(Path(folder) / "r", run, rng=rng),
-                             list(MEASURES), relevance_level=level)
-    reference = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES), relevance_level=level).evaluate(run)
+        files = write_qrels(Path(folder) / "q", qrels), write_run(Path(folder) / "r", run, rng=rng)
+        ours = trec.evaluate(*files, list(MEASURES), relevance_level=level)
+        iprec = iprec_at_trec_eval_9_counts(*files, level)
+    measures = {*MEASURES, "iprec_at_recall"}
+    reference = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level).evaluate(run)
     assert ours.qids == sorted(reference, key=lambda q: q.encode())
     for i, qid in enumerate(ours.qids):
-        for name, values in ours.per_query.items():
+        for name, values in [*ours.per_query.items(), *iprec.items()]:
             assert abs(float(values[i]) - reference[qid][name]) <= 1e-6, (qid, name)
 
 

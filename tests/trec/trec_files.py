@@ -5,12 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import torch
+
+from torch_ndcg.trec import evaluation
+from torch_ndcg.trec import measures as m
 
 #: Every measure this package computes, in pytrec_eval's spelling (its output keys use "_").
 MEASURES = (
-    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank", "P.1,3,5,10",
+    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank", "P.1,3,5,10",
     "recall.1,3,5,10", "ndcg", "ndcg_cut.1,3,5,10", "map_cut.1,3,5,10", "success.1,3,5,10",
 )
+#: iprec_at_recall's default levels: pytrec_eval-terrier 0.5.11 (trec_eval 9) turns level p into
+#: int(p·R + 0.9) relevant documents, trec_eval 10 (this package) into round(p·R), so the two are
+#: compared at trec_eval 9's counts through interpolated_precision (see iprec_at_trec_eval_9_counts).
+LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
@@ -61,3 +69,13 @@ def write_run(path: Path, run: Run, tag: str = "tag", rng: np.random.Generator |
         lines = [lines[i] for i in rng.permutation(len(lines))]
     path.write_text("".join(lines), encoding="utf-8")
     return path
+
+
+def iprec_at_trec_eval_9_counts(qrels: Path, run: Path, level: int) -> dict[str, torch.Tensor]:
+    """``iprec_at_recall_0.00`` … ``_1.00`` per evaluated query, each level p standing for
+    int(p·R + 0.9) relevant documents as in trec_eval 9: what pytrec_eval-terrier prints."""
+    rows, judged = evaluation._judged(evaluation.read_qrels(qrels), evaluation.read_run(run), level, False, "linear")
+    relevant = judged.relevant_judged.squeeze(-1).tolist()
+    counts = torch.tensor([[float(int(p * r + 0.9)) for p in LEVELS] for r in relevant], dtype=torch.float64)
+    values = m.interpolated_precision(judged, counts.view(-1, len(LEVELS)))
+    return {f"iprec_at_recall_{p:.2f}": column for p, column in zip(LEVELS, values.unbind(-1))}

@@ -65,8 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("qrels", help="qrels file: qid iter docno rel (.gz read as gzip)")
     parser.add_argument("runs", nargs="+", help="run files: qid Q0 docno rank score tag (.gz read as gzip)")
     parser.add_argument("-m", dest="measures", action="append", metavar="MEASURE",
-                        help="trec_eval measure, e.g. ndcg_cut.5,10 P.10 map (repeatable; default: "
-                             "trec_eval's official set less bpref and iprec_at_recall)")
+                        help="trec_eval measure, e.g. ndcg_cut.5,10 P.10 map bpref iprec_at_recall.0.5 "
+                             "(repeatable; default: trec_eval's official set)")
     parser.add_argument("-q", dest="per_query", action="store_true", help="also print every query's values")
     parser.add_argument("-c", dest="complete", action="store_true",
                         help="average over all queries of the qrels; those missing from a run score 0")

@@ -6,7 +6,9 @@ of its current source):
 * Each query's run is ordered by score (float64, descending), ties broken by docno in
   **descending** byte order (``strcmp``); the file's rank column is ignored.
 * A document is relevant when its judged value is ≥ ``relevance_level`` (``-l``, default 1):
-  this drives P, recall, map, map_cut, recip_rank, Rprec, success and R. NDCG ignores the
+  this drives P, recall, map, map_cut, recip_rank, Rprec, success, iprec_at_recall and R;
+  bpref's non-relevant documents are those judged 0 ≤ value < the level (a negative value is
+  unjudged, as is a document missing from the qrels, and bpref skips both). NDCG ignores the
   threshold: its gain is the judged value (``gain="linear"``) for values > 0; judged values ≤ 0
   and unjudged documents gain nothing, and the ideal DCG ranks *every* judged document of the
   query, retrieved or not. ``gain="exp2"`` (``2**rel - 1``) is the library's alternative.
@@ -29,7 +31,7 @@ import torch
 from torch import Tensor
 
 from . import measures as m
-from .names import COUNTS, Measures, output_names, parse
+from .names import COUNTS, Measures, cutoff_name, output_names, parse
 from .reader import Qrels, Run, read_qrels, read_run
 
 #: Above this many relevant retrieved documents in one query, ranks come from one sort of the run
@@ -62,7 +64,7 @@ def evaluate(
         qrels: :class:`~torch_ndcg.trec.reader.Qrels` (read once, share it across runs) or a path.
         run: :class:`~torch_ndcg.trec.reader.Run` or a path.
         measures: trec_eval ``-m`` names, e.g. ``["ndcg_cut.5,10", "P.10", "map"]``; ``None`` is
-            trec_eval's default set (less bpref and iprec_at_recall).
+            trec_eval's default set.
         relevance_level: judged value from which a document is relevant (``-l``), an int ≥ 0.
         complete: average over every query of the qrels (``-c``), missing ones scoring 0.
         gain: ``"linear"`` (trec_eval: gain = judged value) or ``"exp2"`` (``2**rel - 1``).
@@ -130,14 +132,17 @@ def _judged(qrels: Qrels, run: Run, level: int, complete: bool, gain: str) -> tu
     q_doc = _lookup(run.docnos, qrels.docnos)[qrels.doc[keep]]
     q_gain = m.gains(torch.from_numpy(q_rel), gain)
     q_hit = q_rel >= level
+    q_miss = (q_rel >= 0) & ~q_hit  # judged non-relevant (negative values are unjudged to trec_eval)
     relevant = np.bincount(q_row, weights=q_hit, minlength=n_rows)
+    nonrelevant = np.bincount(q_row, weights=q_miss, minlength=n_rows)
     ideal = _ideal(q_row, q_gain.numpy(), n_rows)
     retrieved = np.zeros(n_rows)
     evaluated = row_of_run_query >= 0
     retrieved[row_of_run_query[evaluated]] = run.lines_per_query[evaluated]
 
-    # Run lines that are judged documents that gain or count: one slot each.
-    useful = ((q_gain.numpy() > 0) | q_hit) & (q_doc >= 0)
+    # Run lines that are judged documents: those that gain or count become slots; the non-relevant
+    # ones only count for bpref, how many rank above each slot.
+    useful = ((q_gain.numpy() > 0) | q_hit | q_miss) & (q_doc >= 0)
     docs = max(run.docnos.size, 1)
     key = q_row[useful] * docs + q_doc[useful]
     order = np.argsort(key)
@@ -154,11 +159,18 @@ def _judged(qrels: Qrels, run: Run, level: int, complete: bool, gain: str) -> tu
     # Slots in rank order within each query: row ascending, score descending, docno descending.
     order = np.lexsort((-run.doc[entry], -run.score[entry], s_row))
     entry, rel, s_row = entry[order], rel[order], s_row[order]
-    position = _positions(run, row_of_run_query, entry, s_row, n_rows)
+    miss = (rel >= 0) & (rel < level)
+    misses_so_far = np.cumsum(miss)
+    misses_above = misses_so_far - miss - (misses_so_far - miss)[np.searchsorted(s_row, s_row)]
     t = lambda a: torch.from_numpy(np.ascontiguousarray(a))  # noqa: E731
+    s_gain = m.gains(t(rel), gain)
+    slot = (rel >= level) | (s_gain.numpy() > 0)
+    entry, rel, s_row, misses_above, s_gain = entry[slot], rel[slot], s_row[slot], misses_above[slot], s_gain[slot]
+    position = _positions(run, row_of_run_query, entry, s_row, n_rows)
     judged = m.judged(
-        n_rows, t(s_row), t(position).to(torch.float64), m.gains(t(rel), gain), t(rel >= level).to(torch.float64),
+        n_rows, t(s_row), t(position).to(torch.float64), s_gain, t(rel >= level).to(torch.float64),
         t(relevant).unsqueeze(-1), t(retrieved).unsqueeze(-1), t(ideal),
+        t(nonrelevant).unsqueeze(-1), t(misses_above).to(torch.float64),
     )
     return rows, judged
 
@@ -214,7 +226,7 @@ def _compute(wanted: Measures, j: m.Judged) -> dict[str, Tensor]:
 
     def put(family: str, table: Tensor) -> None:
         for k, column in zip(wanted[family], table.unbind(-1)):
-            values[f"{family}_{k}"] = column
+            values[cutoff_name(family, k)] = column
 
     inf = float("inf")
     for family, cutoffs in wanted.items():
@@ -232,8 +244,12 @@ def _compute(wanted: Measures, j: m.Judged) -> dict[str, Tensor]:
             values[family] = torch.log(m.average_precision(j, (inf,)).squeeze(-1).clamp(min=m.MIN_GEO_MEAN))
         elif family == "Rprec":
             values[family] = m.r_precision(j)
+        elif family == "bpref":
+            values[family] = m.bpref(j)
         elif family == "recip_rank":
             values[family] = m.reciprocal_rank(j)
+        elif family == "iprec_at_recall":
+            put(family, m.iprec_at_recall(j, cutoffs))
         elif family == "ndcg":
             values[family] = m.ndcg(j, (inf,)).squeeze(-1)
         elif family == "ndcg_cut":

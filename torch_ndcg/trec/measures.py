@@ -3,14 +3,16 @@
 A run is evaluated from its **sparse slots**: only the retrieved documents that are judged
 relevant (a positive gain, or relevance ≥ the threshold) change any measure here, so each becomes
 one slot of :class:`~torch_ndcg.rank_statistics.RankStatistics` at its true 0-based rank; every
-other rank holds a zero-gain non-relevant document and adds nothing. :class:`Judged` answers the
+other rank holds a zero-gain non-relevant document and adds nothing (bpref alone needs to know
+which of those are judged non-relevant: each slot carries how many of them rank above it, so
+they need no slots of their own). :class:`Judged` answers the
 engine's :class:`~torch_ndcg.engine.RankedQueries` questions, so
 :func:`~torch_ndcg.engine.evaluate` with the engine's metric table gives trec_eval's numbers; a
 dense ``[Q, 1000]`` ranked list would spend its time on the zero slots.
 
 Done here because the engine has no equivalent: per-query cutoffs (``Rprec`` cuts at each
-query's R) and the ideal DCG from the qrels' gains (``ndcg``'s ideal uses every judged relevant document,
-retrieved or not).
+query's R), the ideal DCG from the qrels' gains (``ndcg``'s ideal uses every judged relevant document,
+retrieved or not), and ``bpref`` and ``iprec_at_recall``, which the engine does not define.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class Judged:
     relevant_judged: Tensor  # [rows, 1] R: judged documents with relevance ≥ the threshold
     retrieved: Tensor  # [rows, 1] documents the run retrieved for the query
     ideal_gains: Tensor  # [rows, M] gains of all judged documents of the query, largest first, 0-padded
+    nonrelevant_judged: Tensor  # [rows, 1] N: judged documents with 0 ≤ relevance < the threshold
+    nonrelevant_above: Tensor  # [T] retrieved judged non-relevant documents ranked above each slot
 
     def sums(self, terms: Tensor, cutoffs: tuple[float, ...]) -> Tensor:
         """``[rows, C]``: each query's sum of ``terms`` over its slots ranked above each cutoff."""
@@ -68,7 +72,7 @@ class Judged:
 
 def judged(
     rows: int, row: Tensor, position: Tensor, gain: Tensor, hit: Tensor,
-    relevant: Tensor, retrieved: Tensor, ideal_gains: Tensor,
+    relevant: Tensor, retrieved: Tensor, ideal_gains: Tensor, nonrelevant: Tensor, nonrelevant_above: Tensor,
 ) -> Judged:
     """Build the slots of sorted ``(row, position)`` pairs; ``hit`` is 1.0 where relevance ≥ threshold."""
     starts = torch.searchsorted(row, torch.arange(rows, device=row.device))
@@ -83,7 +87,7 @@ def judged(
         group_start=position,
         hits_before=hits_so_far - hit - before_row[row],
     )
-    return Judged(rows, row, ranks, relevant, retrieved, ideal_gains)
+    return Judged(rows, row, ranks, relevant, retrieved, ideal_gains, nonrelevant, nonrelevant_above)
 
 
 def gains(relevance: Tensor, gain: d.Gain) -> Tensor:
@@ -150,3 +154,72 @@ def r_precision(j: Judged) -> Tensor:
 def relevant_retrieved(j: Judged) -> Tensor:
     """``[rows]``: relevant documents retrieved anywhere in the run."""
     return j.sums(hit_probability(j.ranks), (float("inf"),)).squeeze(-1)
+
+
+def bpref(j: Judged) -> Tensor:
+    """``[rows]`` bpref = (1/R) Σ_r (1 − min(n_r, R) / min(N, R)) over the retrieved relevant r.
+
+    n_r counts the judged non-relevant documents retrieved above r, N those judged for the query
+    (0 ≤ relevance < the threshold); unjudged documents (and negative judgements) are skipped,
+    and a relevant document with nothing non-relevant above counts 1. 0 when R = 0.
+    Buckley & Voorhees, "Retrieval Evaluation with Incomplete Information", SIGIR 2004.
+    """
+    relevant = j.relevant_judged.squeeze(-1)
+    nonrelevant = j.nonrelevant_above
+    cap = torch.minimum(j.nonrelevant_judged.squeeze(-1), relevant)[j.row]
+    # nonrelevant > 0 implies cap ≥ 1 here, so the clamp only guards the terms where() discards.
+    term = torch.where(nonrelevant > 0, 1 - torch.minimum(nonrelevant, relevant[j.row]) / cap.clamp(min=1), 1.0)
+    total = j.sums(term * j.ranks.group_hits, (float("inf"),)).squeeze(-1)
+    return total / relevant.clamp(min=1)
+
+
+def interpolated_precision(j: Judged, counts: Tensor) -> Tensor:
+    """``[rows, C]``: the best precision at or below the ``counts[:, c]``-th relevant document.
+
+    iprec(c) = max over k ≥ max(c, 1) of k / rank_k, rank_k the 1-based rank of the k-th relevant
+    retrieved document (precision only peaks at relevant documents); 0 when fewer than c are
+    retrieved, or none.
+    """
+    hit = j.ranks.group_hits > 0
+    row = j.row[hit]
+    best = _suffix_max((j.ranks.hits_before[hit] + 1) / (j.ranks.position[hit] + 1), row)
+    found = torch.bincount(row, minlength=j.rows)
+    first = torch.cumsum(found, 0) - found
+    last = max(best.numel() - 1, 0)
+    best = torch.cat([best, best.new_zeros(1)])  # something to gather when no query has a hit
+    columns = []
+    # One column at a time: [rows] tensors stay under torch's threading grain, which on a busy
+    # two-core machine made each [rows, C] operation wait on the other core.
+    for count in counts.unbind(-1):
+        at = (first + count.clamp(min=1).long() - 1).clamp(max=last)
+        columns.append(torch.where((count <= found) & (found > 0), best[at], 0.0))
+    return torch.stack(columns, -1)
+
+
+def _suffix_max(values: Tensor, row: Tensor) -> Tensor:
+    """Each value's max with the later values of its row (``row`` sorted), by doubling steps."""
+    best = values.clone()
+    step = 1
+    while step < best.numel():
+        same = row[step:] == row[:-step]
+        if not bool(same.any()):
+            break
+        best[:-step] = torch.where(same, torch.maximum(best[:-step], best[step:]), best[:-step])
+        step *= 2
+    return best
+
+
+def iprec_at_recall(j: Judged, levels: tuple[float, ...]) -> Tensor:
+    """``[rows, C]`` interpolated precision at each recall level (trec_eval's ``iprec_at_recall``).
+
+    A level p stands for c = round(p · R) relevant documents, halves away from zero as C's
+    ``lround`` (trec_eval 10's rule; trec_eval 9, and so pytrec_eval-terrier 0.5.11, truncates
+    p · R + 0.9), then :func:`interpolated_precision`. Example: R = 3, p = 0.4 → c = 1 (9: 2).
+    """
+    relevant = j.relevant_judged.squeeze(-1)
+    counts = []
+    for level in levels:
+        scaled = level * relevant
+        whole = scaled.floor()
+        counts.append(whole + (scaled - whole >= 0.5))
+    return interpolated_precision(j, torch.stack(counts, -1))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 #: Measures with cutoffs, with trec_eval's default cutoffs (``-m P`` = ``-m P.5,10,...,1000``).
@@ -11,19 +12,25 @@ CUTOFF_FAMILIES = {
     "ndcg_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
     "map_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
     "success": (1, 5, 10),
+    "iprec_at_recall": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),  # recall levels, not ranks
 }
 #: Every family, in the order trec_eval prints them.
 ORDER = (
-    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank",
-    "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
 )
-#: trec_eval's default ("official") set that this package computes; trec_eval's default also has
-#: bpref and iprec_at_recall, which it does not.
-DEFAULT = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "recip_rank", "P")
+#: trec_eval's default ("official") set.
+DEFAULT = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P",
+)
 #: Families whose value per query and in total is a count (printed as an integer, summed over queries).
 COUNTS = ("num_ret", "num_rel", "num_rel_ret")
 
-Measures = dict[str, tuple[int, ...]]  # family -> cutoffs (empty for families without)
+#: Families whose cutoffs are fractions of R in [0, 1] (printed with two decimals), not ranks.
+FRACTION_CUTOFFS = ("iprec_at_recall",)
+
+Measures = dict[str, tuple[float, ...]]  # family -> cutoffs (ints, or fractions; empty for families without)
 
 
 def parse(specs: Iterable[str] | str | None) -> Measures:
@@ -31,10 +38,11 @@ def parse(specs: Iterable[str] | str | None) -> Measures:
 
     ``None`` (or ``"official"``) is trec_eval's default set; a family without cutoffs given takes
     trec_eval's defaults; repeated families merge; cutoffs are sorted and deduplicated.
+    ``iprec_at_recall``'s cutoffs are recall levels in [0, 1] (``iprec_at_recall.0.25,0.5``).
 
     Example:
-        >>> parse(["ndcg_cut.10,5", "map"])
-        {'map': (), 'ndcg_cut': (5, 10)}
+        >>> parse(["ndcg_cut.10,5", "map", "iprec_at_recall.0.5"])
+        {'map': (), 'iprec_at_recall': (0.5,), 'ndcg_cut': (5, 10)}
     """
     if specs is None:
         specs = ["official"]
@@ -56,23 +64,33 @@ def parse(specs: Iterable[str] | str | None) -> Measures:
                 raise ValueError(f"measure {family!r} takes no cutoffs, got {spec!r}")
             chosen.setdefault(family, set())
             continue
-        chosen.setdefault(family, set()).update(_cutoffs(spec, params) if dot else CUTOFF_FAMILIES[family])
+        given = _cutoffs(spec, params, family in FRACTION_CUTOFFS) if dot else CUTOFF_FAMILIES[family]
+        chosen.setdefault(family, set()).update(given)
     return {name: tuple(sorted(chosen[name])) for name in ORDER if name in chosen}
 
 
-def _cutoffs(spec: str, params: str) -> list[int]:
+def _cutoffs(spec: str, params: str, fractions: bool) -> list[float]:
     values = []
     for text in params.split(","):
         try:
-            value = int(text)
+            value = float(text) if fractions else int(text)
         except ValueError:
-            value = 0
-        if value < 1 or str(value) != text.strip().lstrip("+"):
-            raise ValueError(f"cutoffs in {spec!r} must be positive integers separated by commas, got {text!r}")
+            value = math.nan
+        if fractions:
+            valid, expected = 0 <= value <= 1, "recall levels in [0, 1]"
+        else:
+            valid, expected = value >= 1 and str(value) == text.strip().lstrip("+"), "positive integers"
+        if not valid:
+            raise ValueError(f"cutoffs in {spec!r} must be {expected} separated by commas, got {text!r}")
         values.append(value)
     return values
 
 
+def cutoff_name(family: str, cutoff: float) -> str:
+    """The name trec_eval prints for one cutoff: ``P_10``, ``iprec_at_recall_0.50``."""
+    return f"{family}_{cutoff:.2f}" if family in FRACTION_CUTOFFS else f"{family}_{cutoff}"
+
+
 def output_names(measures: Measures) -> list[str]:
-    """The names trec_eval prints: ``P_10``, ``ndcg_cut_5``, ``map``."""
-    return [name for family, ks in measures.items() for name in ([f"{family}_{k}" for k in ks] or [family])]
+    """The names trec_eval prints: ``P_10``, ``ndcg_cut_5``, ``iprec_at_recall_0.00``, ``map``."""
+    return [label for family, ks in measures.items() for label in ([cutoff_name(family, k) for k in ks] or [family])]
