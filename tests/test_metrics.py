@@ -427,3 +427,20 @@ def test_flat_exp2_overflow_is_judged_per_query_at_compute() -> None:
     metric = M.NDCG(k=1, gain="exp2")
     metric.update(torch.arange(1102.0).flip(0), relevance, indexes=indexes)
     assert metric.compute().item() == 0.5
+
+
+def test_ordered_pair_accuracy_class_equals_the_function_on_the_concatenation() -> None:
+    scores, relevance, mask = dense_data()
+    for options in ({}, {"ties": "average", "empty": "one"}):
+        metric = M.OrderedPairAccuracy(**options)
+        for s, r, m in batches(scores, relevance, mask):
+            metric.update(s, r, mask=m)
+        expected = tn.ordered_pair_accuracy(scores, relevance, mask=mask, **options)
+        torch.testing.assert_close(metric.compute(), expected.float())
+    weighted = M.OrderedPairAccuracy()
+    weight = torch.rand(scores.shape[0], dtype=torch.float64)
+    weighted.update(scores, relevance, mask=mask, sample_weight=weight)
+    expected = tn.ordered_pair_accuracy(scores, relevance, mask=mask, sample_weight=weight)
+    torch.testing.assert_close(weighted.compute().double(), expected.double(), rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="ties"):
+        M.OrderedPairAccuracy(ties="random")

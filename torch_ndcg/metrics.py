@@ -47,6 +47,7 @@ from . import functional, ranked
 from .functional import ScoredMetric
 from .options import EMPTY, TIES, ApNormaliser, Empty, Ties
 from .aggregation import aggregate_columns, resolve_aggregation, weighted_sums
+from .pairs import ordered_pair_accuracy
 from .ranked import RankedMetric
 from .validation import (
     as_float_scores,
@@ -75,6 +76,7 @@ __all__ = [
     "DCG",
     "MRR",
     "NDCG",
+    "OrderedPairAccuracy",
     "AveragePrecision",
     "HitRate",
     "Precision",
@@ -145,12 +147,11 @@ class _Accumulated(Metric):
     plot_upper_bound = 1.0
 
     def __init__(
-        self, function: ScoredMetric | RankedMetric, k: d.Cutoff, options: dict[str, Any], validate: bool,
+        self, function: Callable[..., Tensor], k: d.Cutoff, options: dict[str, Any], validate: bool,
         aggregation: Aggregation, **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.cutoffs, self._many = d.resolve_cutoffs(k)
-        _check_options(function, options)
         self._function = function
         self._options = options
         self.validate = validate
@@ -258,6 +259,7 @@ class _ScoredMetric(_Accumulated):
         if ignore_index is not None and (isinstance(ignore_index, bool) or not isinstance(ignore_index, int)):
             raise TypeError(f"ignore_index must be an int or None, got {ignore_index!r}")
         self.ignore_index = ignore_index
+        _check_options(type(self)._function, options)
         super().__init__(type(self)._function, k, options, validate, aggregation, **kwargs)
         self.add_state("flat_scores", [], dist_reduce_fx="cat")
         self.add_state("flat_relevance", [], dist_reduce_fx="cat")
@@ -377,6 +379,7 @@ class _RankedMetric(_Accumulated):
         options = dict(pad_id=pad_id, gain=gain, discount=discount, empty=empty,
             threshold=threshold, ap_normaliser=ap_normaliser, adaptive_k=adaptive_k,
         )
+        _check_options(type(self)._function, options)
         super().__init__(type(self)._function, k, options, validate, aggregation, **kwargs)
 
     def update(
@@ -505,3 +508,46 @@ class RankedAveragePrecision(_RankedMetric):
     """MAP@k of recommended lists; see :func:`torch_ndcg.ranked.average_precision`."""
 
     _function = ranked.average_precision
+
+
+class OrderedPairAccuracy(_Accumulated):
+    """Mean ordered-pair accuracy (rax's ``opa_metric``) over every query seen; see
+    :func:`torch_ndcg.ordered_pair_accuracy`. It has no cutoff; dense ``[..., N]`` batches, one
+    query per row (a pair never spans two batches).
+
+    Example:
+        >>> import torch
+        >>> import torch_ndcg as tn
+        >>> metric = tn.metrics.OrderedPairAccuracy()
+        >>> metric.update(torch.tensor([[0.9, 0.8, 0.1]]), torch.tensor([[0, 1, 2]]))
+        >>> metric.update(torch.tensor([[0.1, 0.7]]), torch.tensor([[0, 2]]))
+        >>> round(metric.compute().item(), 4)
+        0.5
+    """
+
+    def __init__(
+        self,
+        *,
+        ties: Ties = "worst",
+        empty: Empty = "zero",
+        validate: bool = True,
+        aggregation: Aggregation = "mean",
+        **kwargs: Any,
+    ) -> None:
+        """Options as in :func:`torch_ndcg.ordered_pair_accuracy`; ``kwargs`` go to :class:`torchmetrics.Metric`."""
+        check_option("ties", ties, TIES)
+        check_option("empty", empty, EMPTY)
+        super().__init__(ordered_pair_accuracy, None, dict(ties=ties, empty=empty), validate, aggregation, **kwargs)
+
+    def update(
+        self, scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, sample_weight: Tensor | None = None
+    ) -> None:
+        """Add a dense batch ``[..., N]`` (one query per row); ``sample_weight`` ``[...]`` weighs the mean."""
+        with torch.inference_mode():  # only the states keep anything
+            values = self._function(
+                scores, relevance, mask=mask, reduction="none", validate=self.validate, **self._options
+            )
+            self._accumulate(values.unsqueeze(-1), sample_weight)
+
+    def compute(self) -> Result:
+        return self._result()
