@@ -30,12 +30,6 @@ def apply_empty(values: Tensor, is_empty: Tensor, empty: str) -> Tensor:
     return torch.where(is_empty, fill, values)
 
 
-def normalise(values: Tensor, ideal: Tensor, empty: str) -> Tensor:
-    """``values / ideal`` (DCG / IDCG), with ``empty`` deciding each list whose ideal is 0."""
-    # Those lists divide by zero here; apply_empty replaces their values.
-    return apply_empty(values / ideal, ideal == 0, empty)
-
-
 def reduce(values: Tensor, reduction: str, *, cutoff_dim: bool = False) -> Tensor:
     """Combine per-query values over every query dimension.
 

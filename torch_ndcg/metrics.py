@@ -55,6 +55,7 @@ from .validation import (
     check_ids,
     check_mask,
     check_option,
+    check_pad_id,
     check_relevance_dtype,
     check_relevance_values,
     check_same_shape,
@@ -221,9 +222,7 @@ def _check_options(function: ScoredMetric | RankedMetric, options: dict[str, Any
     check_option("ties", options.get("ties", "average"), TIES)
     d.resolve_gain(options["gain"])
     d.resolve_discount(options["discount"])
-    pad_id = options.get("pad_id", -1)
-    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
-        raise TypeError(f"pad_id must be an int, got {pad_id!r}")
+    check_pad_id(options.get("pad_id", -1))
 
 
 class _ScoredMetric(_Accumulated):

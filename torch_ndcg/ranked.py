@@ -46,8 +46,9 @@ from .rank_statistics import RankStatistics
 from .validation import (
     check_gain_values,
     check_ids,
-    check_option,
     check_list_length,
+    check_option,
+    check_pad_id,
     check_relevance_dtype,
     check_relevance_values,
     check_threshold,
@@ -97,12 +98,6 @@ class RankedLists:
         return self.listed_items
 
 
-def _check_pad_id(pad_id: object) -> int:
-    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
-        raise TypeError(f"pad_id must be an int, got {pad_id!r}")
-    return pad_id
-
-
 def _check_unique_targets(sorted_ids: Tensor, pad_id: int) -> None:
     """Two relevances for one item make the metric ambiguous (synchronises)."""
     same = (sorted_ids[..., 1:] == sorted_ids[..., :-1]) & (sorted_ids[..., 1:] != pad_id)
@@ -131,7 +126,7 @@ def prepare_ranked(
     """
     check_ids("ranked_ids", ranked_ids)
     check_ids("target_ids", target_ids)
-    pad_id = _check_pad_id(pad_id)
+    pad_id = check_pad_id(pad_id)
     if ranked_ids.dim() < 1 or target_ids.dim() < 1:
         raise ValueError("ranked_ids and target_ids must have shape [..., K] and [..., M], got a scalar")
     if ranked_ids.shape[:-1] != target_ids.shape[:-1]:

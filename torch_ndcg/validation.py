@@ -67,6 +67,13 @@ def check_relevance_dtype(name: str, relevance: Tensor) -> None:
         raise TypeError(f"{name} must be bool, integer or real floating point, got {relevance.dtype}")
 
 
+def check_pad_id(pad_id: object) -> int:
+    """The id that pads ranked lists and their ground truth: an int (``True`` is refused)."""
+    if isinstance(pad_id, bool) or not isinstance(pad_id, int):
+        raise TypeError(f"pad_id must be an int, got {pad_id!r}")
+    return pad_id
+
+
 def check_ids(name: str, ids: Tensor) -> None:
     check_tensor(name, ids)
     if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
