@@ -448,3 +448,48 @@ def test_skewed_flat_queries_take_the_segment_path_and_agree(name: str, options:
         row = {**options, "weights": weights[keep]} if weights is not None else options
         alone = getattr(tn, name)(scores[keep], relevance[keep], 3, **row)
         torch.testing.assert_close(flat[query], alone, msg=f"query {query}")
+
+
+# --- the option groups of torch_ndcg.options: declared once, defaults and docs beside them ---
+
+from torch_ndcg import options as option_groups  # noqa: E402
+
+
+@pytest.mark.parametrize("group", [option_groups.Definition, option_groups.MetricOptions])
+def test_every_shared_option_has_one_default_and_one_doc(group):
+    for name in group.__optional_keys__:
+        assert name in option_groups.DEFAULTS, name
+        assert name in option_groups.OPTION_DOCS, name
+        documented_by = [m for m in (tn.ndcg, tn.precision, tn.average_precision) if f"    {name}: " in m.__doc__]
+        assert documented_by, f"no metric documents {name}"
+
+
+def test_settle_fills_defaults_and_refuses_unknown_names():
+    settled = option_groups.settle("ndcg", {"gain": "exp2"}, option_groups.MetricOptions)
+    assert settled == {**{k: option_groups.DEFAULTS[k] for k in option_groups.MetricOptions.__optional_keys__},
+                       "gain": "exp2"}  # fmt: skip
+    with pytest.raises(TypeError, match=r"ndcg\(\) got an unexpected keyword argument 'gian'"):
+        option_groups.settle("ndcg", {"gian": "exp2"}, option_groups.MetricOptions)
+    # torchmetrics' own keyword arguments have no default here: kept only when given
+    settled = option_groups.settle("NDCG", {"sync_on_compute": False}, option_groups.MetricClassOptions)
+    assert settled["sync_on_compute"] is False and "compute_on_cpu" not in settled
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: tn.ndcg(torch.ones(3), torch.ones(3), reduce="mean"),
+        lambda: tn.ranked.ndcg(torch.ones(1, 2).long(), torch.ones(1, 2).long(), mask=None),
+        lambda: tn.metrics.NDCG(k=3, reduction="sum"),
+        lambda: tn.metrics.RankedNDCG(k=3, ties="first"),
+    ],
+)
+def test_public_entry_points_refuse_unknown_option_names(call):
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        call()
+
+
+def test_docstrings_state_each_default_once():
+    assert "gain: ``\"linear\"`` (``rel``)" in tn.ndcg.__doc__
+    assert "Default: ``'linear'``." in tn.ndcg.__doc__
+    assert "Default: ``'zero'``." in tn.ranked.ndcg.__doc__

@@ -14,6 +14,7 @@ The metrics and the losses share one definition of gain, discount and cutoff
 
 from importlib import import_module
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from . import ranked
 from .definitions import exp2_gain, linear_gain, log2_discount
@@ -23,6 +24,9 @@ from .losses import LambdaLoss, ListMLELoss, ListNetLoss, PairwiseHingeLoss, Ran
 from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
 from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
+
+if TYPE_CHECKING:  # type checkers see the lazily imported classes; running code imports them on use
+    from . import metrics
 
 __all__ = [
     "ApproxNDCGLoss",

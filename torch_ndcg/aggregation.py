@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from .options import EMPTY, REDUCTIONS
-from .validation import check_option
+from .validation import check_option, check_weights
 
 
 def apply_empty(values: Tensor, is_empty: Tensor, empty: str) -> Tensor:
@@ -69,10 +69,13 @@ def weighted_sums(values: Tensor, weights: Tensor, dtype: torch.dtype | None = N
     return torch.where(kept, flat * weight, 0.0).sum(0), torch.where(kept, weight, 0.0).sum(0)
 
 
-def reduce_queries(values: Tensor, many: bool, reduction: str, sample_weight: Tensor | None = None) -> Tensor:
-    """Reduce ``[..., C]`` per-query values (weighted by ``sample_weight``, already checked, of the
-    query shape); a single cutoff (``many=False``) drops the C axis."""
+def reduce_queries(
+    values: Tensor, many: bool, reduction: str, sample_weight: Tensor | None = None, validate: bool = True
+) -> Tensor:
+    """Reduce ``[..., C]`` per-query values, weighted by ``sample_weight`` of the query shape
+    (checked here; its values only with ``validate``); a single cutoff (``many=False``) drops the C axis."""
     if sample_weight is not None:
+        check_weights("sample_weight", sample_weight, values.shape[:-1], None, validate)
         reduced = weighted_reduce(values, sample_weight, reduction)
         return reduced if many else reduced.squeeze(-1)
     if not many:

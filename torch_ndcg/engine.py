@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 from torch import Tensor
 
 from . import definitions as d
 from .aggregation import apply_empty
-from .options import AP_NORMALISERS
+from .options import AP_NORMALISERS, DEFAULTS, EMPTY, metric_doc
 from .validation import check_flag, check_option
 from .rank_statistics import (
     RankStatistics,
@@ -96,33 +96,19 @@ class Metric:
         }
         return tuple(name for name, uses in used.items() if uses)
 
-    def check_options(
-        self,
-        *,
-        gain: d.Gain = "linear",
-        discount: d.Discount = "log2",
-        empty: str = "zero",
-        weights: object = None,
-        threshold: float | None = None,
-        ap_normaliser: str = AP_NORMALISERS[0],
-        adaptive_k: bool = False,
-    ) -> None:
-        """Refuse an option this metric has no use for, instead of silently ignoring it."""
-        given = {
-            "gain": gain != "linear",
-            "discount": discount != "log2",
-            "empty": empty != "zero",
-            "weights": weights is not None,
-            "threshold": threshold is not None,
-            "ap_normaliser": ap_normaliser != AP_NORMALISERS[0],
-            "adaptive_k": adaptive_k is not False,
-        }
-        for option, changed in given.items():
+    def configure(self, options: Mapping[str, Any]) -> Metric:
+        """The metric that the settled options (:func:`torch_ndcg.options.settle`) configure, after
+        checking them: an option this metric has no use for is refused, not silently ignored."""
+        for option in ("gain", "discount", "empty", "weights", "threshold", "ap_normaliser", "adaptive_k"):
+            value, default = options.get(option, DEFAULTS[option]), DEFAULTS[option]
+            changed = not (value is default or (isinstance(value, str) and value == default))
             if changed and option not in self.specific_options:
                 raise ValueError(f"{self.name} takes no {option} option (it would have no effect)")
+        check_option("empty", options.get("empty", DEFAULTS["empty"]), EMPTY)
         if self.normaliser_choices:
-            check_option("ap_normaliser", ap_normaliser, tuple(self.normaliser_choices))
-        check_flag("adaptive_k", adaptive_k)
+            check_option("ap_normaliser", options["ap_normaliser"], tuple(self.normaliser_choices))
+        check_flag("adaptive_k", options.get("adaptive_k", False))
+        return self.configured(ap_normaliser=options["ap_normaliser"], adaptive_k=options["adaptive_k"])
 
     def configured(self, *, ap_normaliser: str = AP_NORMALISERS[0], adaptive_k: bool = False) -> Metric:
         """This metric with the normaliser that ``ap_normaliser``/``adaptive_k`` choose (checked)."""
@@ -131,6 +117,29 @@ class Metric:
         if ap_normaliser != AP_NORMALISERS[0]:
             return replace(self, normaliser=self.normaliser_choices[ap_normaliser])
         return self
+
+
+class MetricFunction:
+    """A public metric function: one :class:`Metric` of the table, named and documented as a function.
+
+    A layout's subclass adds ``__call__`` and says which arguments its docstrings list around the
+    metric's own options, and what it returns.
+    """
+
+    module: str = ""
+    leading: tuple[str, ...] = ()
+    trailing: tuple[str, ...] = ("reduction", "sample_weight", "validate")
+    returns: str = ""
+
+    def __init__(self, metric: Metric, summary: str, example: str) -> None:
+        self.metric = metric
+        self.__name__ = self.__qualname__ = metric.name
+        self.__module__ = self.module
+        options = (*self.leading, *metric.specific_options, *self.trailing)
+        self.__doc__ = metric_doc(summary, options, self.returns, example)
+
+    def __repr__(self) -> str:
+        return f"<{self.module} metric {self.__name__}>"
 
 
 def sum_to_cutoffs(terms: Tensor, cutoffs: Cutoffs) -> Tensor:

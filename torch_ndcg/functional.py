@@ -14,13 +14,15 @@ The path of ``scores`` through ``tn.ndcg``: :meth:`ScoredMetric.__call__` → th
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from torch import Tensor
 
 from . import definitions as d
 from . import dense, engine, flat
 from .aggregation import reduce_queries
 from .engine import Metric, RankedQueries
-from .options import EMPTY, REDUCTIONS, TIES, ApNormaliser, Empty, Reduction, Ties, metric_doc
+from .options import REDUCTIONS, TIES, MetricOptions, Reduction, Ties, settle
 from .validation import (
     check_list_length,
     check_flag,
@@ -28,35 +30,24 @@ from .validation import (
     check_option,
     check_relevance_dtype,
     check_threshold,
-    check_weights,
 )
 
 __all__ = ["average_precision", "cg", "dcg", "hit_rate", "idcg", "mrr", "ndcg", "precision", "recall"]
 
-_ARGS = ("scores", "relevance", "k", "indexes", "mask")
-
-
-class ScoredMetric:
+class ScoredMetric(engine.MetricFunction):
     """A ranking metric of scored items; its instances are ``torch_ndcg.ndcg`` and friends.
 
     Each instance's docstring gives its formula and example; the options are documented in
     :data:`torch_ndcg.options.OPTION_DOCS`.
     """
 
-    def __init__(self, metric: Metric, summary: str, example: str) -> None:
-        self.metric = metric
-        self.__name__ = self.__qualname__ = metric.name
-        self.__module__ = "torch_ndcg"
-        self.__doc__ = metric_doc(
-            summary,
-            (*_ARGS, *metric.specific_options, "ties", "allow_unretrieved", "reduction", "sample_weight", "validate"),
-            "float32 tensor (float64 if an input is float64): a scalar, ``[...]`` per query with "
-            "``reduction=\"none\"``, and a trailing cutoff axis when ``k`` is a sequence.",
-            example,
-        )
-
-    def __repr__(self) -> str:
-        return f"<torch_ndcg metric {self.__name__}>"
+    module = "torch_ndcg"
+    leading = ("scores", "relevance", "k", "indexes", "mask")
+    trailing = ("ties", "allow_unretrieved", "reduction", "sample_weight", "validate")
+    returns = (
+        "float32 tensor (float64 if an input is float64): a scalar, ``[...]`` per query with "
+        "``reduction=\"none\"``, and a trailing cutoff axis when ``k`` is a sequence."
+    )
 
     def __call__(
         self,
@@ -66,38 +57,23 @@ class ScoredMetric:
         *,
         indexes: Tensor | None = None,
         mask: Tensor | None = None,
-        gain: d.Gain = "linear",
-        discount: d.Discount = "log2",
-        weights: Tensor | None = None,
-        threshold: float | None = None,
-        ap_normaliser: ApNormaliser = "min_r_k",
-        adaptive_k: bool = False,
         ties: Ties = "average",
         allow_unretrieved: bool = False,
-        empty: Empty = "zero",
-        reduction: Reduction = "mean",
-        sample_weight: Tensor | None = None,
-        validate: bool = True,
+        **options: Unpack[MetricOptions],
     ) -> Tensor:
-        self.metric.check_options(
-            gain=gain, discount=discount, empty=empty, weights=weights, threshold=threshold,
-            ap_normaliser=ap_normaliser, adaptive_k=adaptive_k,
-        )
-        metric = self.metric.configured(ap_normaliser=ap_normaliser, adaptive_k=adaptive_k)
+        settled = settle(self.__name__, options, MetricOptions)
+        metric = self.metric.configure(settled)
         check_option("ties", ties, TIES)
-        check_option("empty", empty, EMPTY)
-        check_option("reduction", reduction, REDUCTIONS)
-        threshold = check_threshold(threshold)
+        check_option("reduction", settled["reduction"], REDUCTIONS)
         check_flag("allow_unretrieved", allow_unretrieved)
         cutoffs, many = d.resolve_cutoffs(k)
+        threshold, validate = check_threshold(settled["threshold"]), settled["validate"]
         queries = _rank(
-            metric, scores, relevance, cutoffs, indexes, mask, gain, ties, validate, weights, threshold,
-            allow_unretrieved,
+            metric, scores, relevance, cutoffs, indexes, mask, settled["gain"], ties, validate, settled["weights"],
+            threshold, allow_unretrieved,
         )
-        values = engine.evaluate(metric, queries, cutoffs, discount=discount, empty=empty)
-        if sample_weight is not None:
-            check_weights("sample_weight", sample_weight, values.shape[:-1], None, validate)
-        return reduce_queries(values, many, reduction, sample_weight)
+        values = engine.evaluate(metric, queries, cutoffs, discount=settled["discount"], empty=settled["empty"])
+        return reduce_queries(values, many, settled["reduction"], settled["sample_weight"], validate)
 
 
 def _rank(

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import hashlib
 import warnings
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Unpack
 
 import torch
 from torch import Tensor
@@ -45,7 +45,7 @@ from torch import Tensor
 from . import definitions as d
 from . import functional, ranked
 from .functional import ScoredMetric
-from .options import EMPTY, TIES, ApNormaliser, Empty, Ties
+from .options import EMPTY, TIES, Aggregation, Definition, Empty, MetricClassOptions, Ties, settle
 from .aggregation import aggregate_columns, resolve_aggregation, weighted_sums
 from .pairs import ordered_pair_accuracy
 from .ranked import RankedMetric
@@ -92,7 +92,6 @@ __all__ = [
 ]
 
 Result = Tensor | dict[str, Tensor]
-Aggregation = Literal["mean", "median", "min", "max"] | Callable[..., Tensor]
 
 # Callables seen as metric options, numbered in order of first sight. Kept alive, so a number
 # never passes to another object (ids of freed objects are reused).
@@ -211,18 +210,18 @@ class _Accumulated(Metric):
         return {name if k is None else f"{name}@{k}": value for k, value in zip(self.cutoffs, results)}
 
 
-_METRIC_SPECIFIC = ("gain", "discount", "empty", "threshold", "ap_normaliser", "adaptive_k")
-
-
-def _check_options(function: ScoredMetric | RankedMetric, options: dict[str, Any]) -> None:
-    """Refuse a bad option when the metric is built, not at the first ``update``."""
-    function.metric.check_options(**{key: options[key] for key in _METRIC_SPECIFIC})
-    check_option("empty", options["empty"], EMPTY)
-    check_threshold(options["threshold"])
-    check_option("ties", options.get("ties", "average"), TIES)
-    d.resolve_gain(options["gain"])
-    d.resolve_discount(options["discount"])
-    check_pad_id(options.get("pad_id", -1))
+def _settle(owner: type, options: Mapping[str, Any]) -> tuple[dict[str, Any], bool, Aggregation, dict[str, Any]]:
+    """A metric class's keyword options, checked when the metric is built (not at the first
+    ``update``): the functional's definition options, ``validate``, ``aggregation``, and the rest
+    for :class:`torchmetrics.Metric`."""
+    settled = settle(owner.__name__, options, MetricClassOptions)
+    owner._function.metric.configure(settled)
+    check_threshold(settled["threshold"])
+    d.resolve_gain(settled["gain"])
+    d.resolve_discount(settled["discount"])
+    validate, aggregation = settled.pop("validate"), settled.pop("aggregation")
+    definition = {name: settled.pop(name) for name in Definition.__optional_keys__ if name in settled}
+    return definition, validate, aggregation, settled
 
 
 class _ScoredMetric(_Accumulated):
@@ -234,32 +233,23 @@ class _ScoredMetric(_Accumulated):
         self,
         k: d.Cutoff = None,
         *,
-        gain: d.Gain = "linear",
-        discount: d.Discount = "log2",
-        threshold: float | None = None,
-        ap_normaliser: ApNormaliser = "min_r_k",
-        adaptive_k: bool = False,
         ties: Ties = "average",
         allow_unretrieved: bool = False,
-        empty: Empty = "zero",
-        aggregation: Aggregation = "mean",
         ignore_index: int | None = None,
-        validate: bool = True,
-        **kwargs: Any,
+        **options: Unpack[MetricClassOptions],
     ) -> None:
         """Options as in :func:`torch_ndcg.ndcg`, plus torchmetrics' ``aggregation`` (``"mean"``
         with constant state; ``"median"``, ``"min"``, ``"max"`` or a callable ``f(values, dim=None)``
         keep every per-query value) and ``ignore_index`` (items whose label equals it are left out,
-        as ``mask=relevance != ignore_index``); ``kwargs`` go to :class:`torchmetrics.Metric`."""
-        options = dict(gain=gain, discount=discount, ties=ties, empty=empty,
-            threshold=threshold, ap_normaliser=ap_normaliser, adaptive_k=adaptive_k,
-            allow_unretrieved=check_flag("allow_unretrieved", allow_unretrieved),
-        )
+        as ``mask=relevance != ignore_index``); :class:`torchmetrics.Metric`'s own keyword
+        arguments pass on to it."""
         if ignore_index is not None and (isinstance(ignore_index, bool) or not isinstance(ignore_index, int)):
             raise TypeError(f"ignore_index must be an int or None, got {ignore_index!r}")
         self.ignore_index = ignore_index
-        _check_options(type(self)._function, options)
-        super().__init__(type(self)._function, k, options, validate, aggregation, **kwargs)
+        check_option("ties", ties, TIES)
+        definition, validate, aggregation, base = _settle(type(self), options)
+        definition.update(ties=ties, allow_unretrieved=check_flag("allow_unretrieved", allow_unretrieved))
+        super().__init__(type(self)._function, k, definition, validate, aggregation, **base)
         self.add_state("flat_scores", [], dist_reduce_fx="cat")
         self.add_state("flat_relevance", [], dist_reduce_fx="cat")
         self.add_state("flat_indexes", [], dist_reduce_fx="cat")
@@ -358,28 +348,12 @@ class _RankedMetric(_Accumulated):
 
     _function: RankedMetric
 
-    def __init__(
-        self,
-        k: d.Cutoff = None,
-        *,
-        pad_id: int = -1,
-        gain: d.Gain = "linear",
-        discount: d.Discount = "log2",
-        threshold: float | None = None,
-        ap_normaliser: ApNormaliser = "min_r_k",
-        adaptive_k: bool = False,
-        empty: Empty = "zero",
-        aggregation: Aggregation = "mean",
-        validate: bool = True,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, k: d.Cutoff = None, *, pad_id: int = -1, **options: Unpack[MetricClassOptions]) -> None:
         """Options as in :func:`torch_ndcg.ranked.ndcg`, and ``aggregation`` as in the scored
-        classes; ``kwargs`` go to :class:`torchmetrics.Metric`."""
-        options = dict(pad_id=pad_id, gain=gain, discount=discount, empty=empty,
-            threshold=threshold, ap_normaliser=ap_normaliser, adaptive_k=adaptive_k,
-        )
-        _check_options(type(self)._function, options)
-        super().__init__(type(self)._function, k, options, validate, aggregation, **kwargs)
+        classes; :class:`torchmetrics.Metric`'s own keyword arguments pass on to it."""
+        definition, validate, aggregation, base = _settle(type(self), options)
+        definition["pad_id"] = check_pad_id(pad_id)
+        super().__init__(type(self)._function, k, definition, validate, aggregation, **base)
 
     def update(
         self,

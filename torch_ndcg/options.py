@@ -1,12 +1,22 @@
-"""The options the metrics share: their accepted values, their types, and their one documentation.
+"""The options the metrics share: their accepted values, their types, defaults and one documentation.
 
+The options every metric shares are declared once, as the typed keyword groups
+:class:`Definition` (what a metric measures: the metric classes take it at construction) and
+:class:`MetricOptions` (that, plus what one call reduces). The public functions take them as
+``**options: Unpack[MetricOptions]`` (PEP 692), so type checkers and IDEs check each name and
+type, and adding a shared option means editing one class, one default and one doc here.
 Every public metric's docstring takes its option list from :data:`OPTION_DOCS` (through
 :func:`describe`), so an option is explained once, and the same way everywhere.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypedDict
+
+from torch import Tensor
+
+from . import definitions as d
 
 Ties = Literal["average", "first", "worst", "best"]
 Empty = Literal["zero", "one", "skip", "error"]
@@ -17,6 +27,73 @@ TIES: tuple[str, ...] = ("average", "first", "worst", "best")
 EMPTY: tuple[str, ...] = ("zero", "one", "skip", "error")
 REDUCTIONS: tuple[str, ...] = ("mean", "sum", "none")
 AP_NORMALISERS: tuple[str, ...] = ("min_r_k", "r", "found")  # the first is the default
+Aggregation = Literal["mean", "median", "min", "max"] | Callable[..., Tensor]
+
+
+class Definition(TypedDict, total=False):
+    """What a metric measures; each option is explained in :data:`OPTION_DOCS`, its default is in
+    :data:`DEFAULTS`."""
+
+    gain: d.Gain
+    discount: d.Discount
+    threshold: float | None
+    ap_normaliser: ApNormaliser
+    adaptive_k: bool
+    empty: Empty
+    validate: bool
+
+
+class MetricOptions(Definition, total=False):
+    """The keyword options of every public metric function: the :class:`Definition`, the per-item
+    ``weights`` and how the per-query values are reduced."""
+
+    weights: Tensor | None
+    reduction: Reduction
+    sample_weight: Tensor | None
+
+
+class MetricClassOptions(Definition, total=False):
+    """The keyword options of the metric classes: the :class:`Definition`, ``aggregation``, and
+    :class:`torchmetrics.Metric`'s own keyword arguments (passed on to it)."""
+
+    aggregation: Aggregation
+    compute_on_cpu: bool
+    dist_sync_on_step: bool
+    process_group: Any
+    dist_sync_fn: Callable[..., Any] | None
+    distributed_available_fn: Callable[[], bool] | None
+    sync_on_compute: bool
+    compute_with_cache: bool
+
+
+DEFAULTS: dict[str, Any] = {
+    "gain": "linear",
+    "discount": "log2",
+    "threshold": None,
+    "ap_normaliser": AP_NORMALISERS[0],
+    "adaptive_k": False,
+    "empty": "zero",
+    "validate": True,
+    "weights": None,
+    "reduction": "mean",
+    "sample_weight": None,
+    "aggregation": "mean",
+}
+
+
+def settle(owner: str, given: Mapping[str, Any], accepted: type) -> dict[str, Any]:
+    """``given`` keyword options checked against the typed group ``accepted``, defaults filled in.
+
+    A name outside the group is a ``TypeError``, as Python raises for an unknown keyword argument.
+    Options without a default here (torchmetrics' own) are kept only when given.
+    """
+    names = accepted.__optional_keys__ | accepted.__required_keys__  # type: ignore[attr-defined]
+    unknown = sorted(set(given) - names)
+    if unknown:
+        raise TypeError(
+            f"{owner}() got an unexpected keyword argument {unknown[0]!r} (its options: {', '.join(sorted(names))})"
+        )
+    return {name: given[name] if name in given else DEFAULTS[name] for name in names if name in given or name in DEFAULTS}
 
 OPTION_DOCS: dict[str, str] = {
     "scores": "``[..., N]`` model scores, higher ranks first (integer scores rank as exact float64 "
@@ -70,10 +147,12 @@ OPTION_DOCS: dict[str, str] = {
 
 
 def describe(names: tuple[str, ...], *, indent: str = "    ") -> str:
-    """The ``Args:`` section of a docstring for the options ``names``, from :data:`OPTION_DOCS`."""
+    """The ``Args:`` section of a docstring for the options ``names``, from :data:`OPTION_DOCS`
+    and :data:`DEFAULTS`."""
     lines = ["Args:"]
     for name in names:
-        lines.append(f"{indent}{name}: {OPTION_DOCS[name]}")
+        default = f" Default: ``{DEFAULTS[name]!r}``." if name in DEFAULTS else ""
+        lines.append(f"{indent}{name}: {OPTION_DOCS[name]}{default}")
     return "\n".join(lines)
 
 

@@ -8,7 +8,7 @@ from torch import Tensor
 from . import dense, flat
 from .aggregation import apply_empty, reduce_queries
 from .options import EMPTY, REDUCTIONS, TIES, Empty, Reduction, Ties, metric_doc
-from .validation import check_option, check_weights
+from .validation import check_option
 
 
 def ordered_pair_accuracy(
@@ -44,9 +44,7 @@ def ordered_pair_accuracy(
     count = pairs.sum((-2, -1)).to(lists.dtype)
     right = torch.where(pairs, credit.to(lists.dtype), 0.0).sum((-2, -1))
     values = apply_empty((right / count).unsqueeze(-1), (count == 0).unsqueeze(-1), empty)
-    if sample_weight is not None:
-        check_weights("sample_weight", sample_weight, values.shape[:-1], None, validate)
-    return reduce_queries(values, False, reduction, sample_weight)
+    return reduce_queries(values, False, reduction, sample_weight, validate)
 
 
 ordered_pair_accuracy.__doc__ = metric_doc(

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Unpack
 
 import numpy as np
 import torch
@@ -39,8 +40,8 @@ from torch import Tensor
 from . import definitions as d
 from . import engine
 from .aggregation import reduce_queries
-from .engine import Cutoffs, Metric, sum_to_cutoffs
-from .options import EMPTY, REDUCTIONS, ApNormaliser, Empty, Reduction, metric_doc
+from .engine import Cutoffs, sum_to_cutoffs
+from .options import REDUCTIONS, MetricOptions, settle
 from .ordering import top_values
 from .rank_statistics import RankStatistics
 from .validation import (
@@ -209,29 +210,16 @@ def prepare_ranked(
 
 
 
-_RANKED_ARGS = ("ranked_ids", "target_ids", "target_relevance", "k")
-
-
-class RankedMetric:
+class RankedMetric(engine.MetricFunction):
     """A ranking metric of recommended id lists against their ground truth (see the module notes).
 
     Instances are the public functions ``torch_ndcg.ranked.ndcg`` and friends; each metric's
     own docstring gives its formula.
     """
 
-    def __init__(self, metric: Metric, summary: str, example: str) -> None:
-        self.metric = metric
-        self.__name__ = self.__qualname__ = metric.name
-        self.__module__ = __name__
-        self.__doc__ = metric_doc(
-            summary,
-            (*_RANKED_ARGS, "pad_id", *metric.specific_options, "reduction", "sample_weight", "validate"),
-            "float32 tensor (float64 if ``target_relevance`` is float64).",
-            example,
-        )
-
-    def __repr__(self) -> str:
-        return f"<torch_ndcg.ranked metric {self.__name__}>"
+    module = __name__
+    leading = ("ranked_ids", "target_ids", "target_relevance", "k", "pad_id")
+    returns = "float32 tensor (float64 if ``target_relevance`` is float64)."
 
     def __call__(
         self,
@@ -241,35 +229,20 @@ class RankedMetric:
         k: d.Cutoff = None,
         *,
         pad_id: int = -1,
-        gain: d.Gain = "linear",
-        discount: d.Discount = "log2",
-        weights: Tensor | None = None,
-        threshold: float | None = None,
-        ap_normaliser: ApNormaliser = "min_r_k",
-        adaptive_k: bool = False,
-        empty: Empty = "zero",
-        reduction: Reduction = "mean",
-        sample_weight: Tensor | None = None,
-        validate: bool = True,
+        **options: Unpack[MetricOptions],
     ) -> Tensor:
-        self.metric.check_options(
-            gain=gain, discount=discount, empty=empty, weights=weights, threshold=threshold,
-            ap_normaliser=ap_normaliser, adaptive_k=adaptive_k,
-        )
-        metric = self.metric.configured(ap_normaliser=ap_normaliser, adaptive_k=adaptive_k)
-        check_option("empty", empty, EMPTY)
-        check_option("reduction", reduction, REDUCTIONS)
-        threshold = check_threshold(threshold)
+        settled = settle(self.__name__, options, MetricOptions)
+        metric = self.metric.configure(settled)
+        check_option("reduction", settled["reduction"], REDUCTIONS)
         cutoffs, many = d.resolve_cutoffs(k)
+        validate = settled["validate"]
         lists = prepare_ranked(
-            ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain=gain, validate=validate,
-            weights=weights, threshold=threshold,
+            ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain=settled["gain"], validate=validate,
+            weights=settled["weights"], threshold=check_threshold(settled["threshold"]),
         )
-        values = engine.evaluate(metric, lists, cutoffs, discount=discount, empty=empty)
+        values = engine.evaluate(metric, lists, cutoffs, discount=settled["discount"], empty=settled["empty"])
         values = values.reshape(*lists.batch_shape, values.shape[-1])
-        if sample_weight is not None:
-            check_weights("sample_weight", sample_weight, lists.batch_shape, None, validate)
-        return reduce_queries(values, many, reduction, sample_weight)
+        return reduce_queries(values, many, settled["reduction"], settled["sample_weight"], validate)
 
 
 _IDS = "torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]])"

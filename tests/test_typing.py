@@ -1,0 +1,58 @@
+"""Type checkers see every public option's name and type.
+
+The shared options are declared once (:mod:`torch_ndcg.options`) and taken as
+``**options: Unpack[...]`` (PEP 692). This runs mypy over calls of every public family and checks
+that it reports exactly the lines marked ``# E: <code>``: a misspelled or mistyped option is a
+type error, a correct call is not.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+mypy_api = pytest.importorskip("mypy.api", reason="mypy is in the dev extra")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CALLS = '''
+import torch
+import torch_ndcg as tn
+from torch_ndcg.metrics import NDCG, RankedNDCG
+
+s = torch.zeros(2, 3)
+ids = torch.zeros(2, 3, dtype=torch.long)
+tn.ndcg(s, s, (1, 3), indexes=None, gain="exp2", reduction="none", ties="first", validate=False)
+tn.average_precision(s, s, 3, ap_normaliser="r", threshold=2.0, sample_weight=s[:, 0])
+tn.ndcg(s, s, 3, gian="exp2")  # E: call-arg
+tn.ndcg(s, s, reduction="avg")  # E: arg-type
+tn.precision(s, s, adaptive_k=1.5)  # E: arg-type
+tn.ranked.ndcg(ids, ids, None, 5, pad_id=-1, empty="skip")
+tn.ranked.ndcg(ids, ids, validate="yes")  # E: arg-type
+NDCG(k=10, empty="skip", aggregation="median", sync_on_compute=False)
+NDCG(k=10, emtpy="skip")  # E: call-arg
+RankedNDCG(k=5, pad_id=0, gain="exp2", compute_on_cpu=True)
+RankedNDCG(k=5, reduction="sum")  # E: call-arg
+tn.metrics.NDCG(k=10, ties="worse")  # E: arg-type
+'''
+
+
+def test_mypy_reports_exactly_the_bad_options(tmp_path, monkeypatch):
+    snippet = tmp_path / "calls.py"
+    snippet.write_text(CALLS)
+    expected = {
+        (number, match.group(1))
+        for number, line in enumerate(CALLS.splitlines(), start=1)
+        if (match := re.search(r"# E: ([\w-]+)", line))
+    }
+    monkeypatch.setenv("MYPYPATH", str(ROOT))  # an editable install hides the package from mypy
+    stdout, stderr, _ = mypy_api.run(
+        [str(snippet), "--follow-imports=silent", "--cache-dir", str(tmp_path / "cache"), "--no-error-summary"]
+    )
+    reported = {
+        (int(match.group(1)), match.group(2))
+        for match in re.finditer(r"calls\.py:(\d+): error: .*\[([\w-]+)\]", stdout)
+    }
+    assert reported == expected, stdout + stderr
