@@ -94,7 +94,7 @@ def _cross_entropy(target: Tensor, lists: Lists, empty: str, reduction: str) -> 
     # finfo.min, not −inf: padding gets probability 0 and every list stays finite, even one
     # with no real item; the target is 0 there, so those terms vanish.
     log_p = lists.real(lists.scores, torch.finfo(lists.scores.dtype).min).log_softmax(-1)
-    return _finish(-(target * log_p).sum(-1), lists, empty, reduction)
+    return _finish((target.neg() * log_p).sum(-1), lists, empty, reduction)
 
 
 def listnet_loss(
@@ -194,8 +194,9 @@ def label_order(relevance: Tensor, padding: Tensor | None, generator: torch.Gene
 
 
 class PlackettLuce(torch.autograd.Function):
-    r"""``Σ_i (ℓ_i − s_i)`` over the real items of lists in increasing label order, where
-    ``ℓ_i = log Σ_{j ≤ i} e^{s_j}`` sums the item and every item ranked below it.
+    r"""``Σ_i (ℓ_i − s_i)`` over the real items of ``scores`` taken in ``order`` (increasing
+    label, padding last), where ``ℓ_i = log Σ_{j ≤ i} e^{s_j}`` sums the item and every item
+    ranked below it. Taking the order inside keeps its gradient a single scatter.
 
     The gradient, :math:`\partial/\partial s_k = -1 + \sum_{i \ge k} e^{s_k - \ell_i}`, comes
     from the backward. Two ways, chosen per call by a host read (``may_read``):
@@ -214,11 +215,13 @@ class PlackettLuce(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, ranked: Tensor, padding: Tensor | None, may_read: bool) -> Tensor:
-        scores = ranked if padding is None else ranked.masked_fill(padding, -torch.inf)
-        finfo = torch.finfo(scores.dtype)
-        top = scores.amax(-1, keepdim=True).clamp_(min=finfo.min)  # a list of padding only: finite
-        shifted = scores - top
+    def forward(ctx, scores: Tensor, order: Tensor, padding: Tensor | None, may_read: bool) -> Tensor:
+        ranked = scores.gather(-1, order)
+        if padding is not None:
+            ranked.masked_fill_(padding, -torch.inf)
+        finfo = torch.finfo(ranked.dtype)
+        top = ranked.amax(-1, keepdim=True).clamp_(min=finfo.min)  # a list of padding only: finite
+        shifted = ranked - top
         first = shifted[..., 0] if padding is None else shifted[..., 0].masked_fill(padding[..., 0], 0.0)
         # e^{shift} ≥ tiny / eps: the cumulative sums keep full precision.
         ctx.shifted = may_read and first.numel() > 0 and first.amin().item() > math.log(finfo.tiny / finfo.eps)
@@ -226,28 +229,29 @@ class PlackettLuce(torch.autograd.Function):
             exp = shifted.exp()
             sums = exp.cumsum(-1)
             terms = sums.log().sub_(shifted)
-            ctx.save_for_backward(exp, sums, padding)
+            ctx.save_for_backward(exp, sums, order, padding)
         else:
-            ell = scores.logcumsumexp(-1)
-            terms = ell - scores
-            ctx.save_for_backward(scores, ell, padding)
+            ell = ranked.logcumsumexp(-1)
+            terms = ell - ranked
+            ctx.save_for_backward(ranked, ell, order, padding)
         return (terms if padding is None else terms.masked_fill_(padding, 0.0)).sum(-1)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad: Tensor):
-        first, second, padding = ctx.saved_tensors
+        first, second, order, padding = ctx.saved_tensors
         if ctx.shifted:
             exp, sums = first, second
             inverse = sums.reciprocal() if padding is None else sums.reciprocal().masked_fill_(padding, 0.0)
             slope = inverse.flip(-1).cumsum(-1).flip(-1).mul_(exp).sub_(1.0)
         else:
-            scores, ell = first, second
+            ranked, ell = first, second
             neg = ell.neg() if padding is None else ell.neg().masked_fill_(padding, -torch.inf)
-            slope = neg.flip(-1).logcumsumexp(-1).flip(-1).add_(scores).exp_().sub_(1.0)
+            slope = neg.flip(-1).logcumsumexp(-1).flip(-1).add_(ranked).exp_().sub_(1.0)
         if padding is not None:
             slope = slope.masked_fill_(padding, 0.0)
-        return slope.mul_(grad.unsqueeze(-1)), None, None
+        # order is a permutation: every item's gradient is written exactly once.
+        return torch.empty_like(slope).scatter_(-1, order, slope.mul_(grad.unsqueeze(-1))), None, None, None
 
 
 def listmle_loss(
@@ -286,5 +290,5 @@ def listmle_loss(
     lists = _checked(scores, relevance, mask, "linear", empty, reduction, validate)
     order = label_order(lists.relevance, lists.padding, generator)
     padding = None if lists.padding is None else lists.padding.gather(-1, order)
-    values = PlackettLuce.apply(lists.scores.gather(-1, order), padding, may_read_values(lists.scores, validate))
+    values = PlackettLuce.apply(lists.scores, order, padding, may_read_values(lists.scores, validate))
     return _finish(values, lists, empty, reduction)
