@@ -55,6 +55,17 @@ class DenseLists:
         return self.scores.shape[-1]
 
 
+def check_layout(scores: Tensor, relevance: Tensor, mask: Tensor | None) -> torch.dtype:
+    """The checks of ``scores``/``relevance``/``mask`` that read no value (types, shapes, list
+    length); returns the compute dtype."""
+    check_tensor("scores", scores)
+    check_relevance_dtype("relevance", relevance)
+    check_same_shape("scores", scores, "relevance", relevance)
+    check_list_length("scores", scores)
+    check_mask(mask, scores.shape)
+    return d.compute_dtype(scores, relevance)
+
+
 def prepare(
     scores: Tensor,
     relevance: Tensor,
@@ -72,20 +83,10 @@ def prepare(
     bad callable gains) only with ``validate``. With ``unretrieved``, a ``-inf`` score marks an
     item that is never ranked but still counts in the ideal DCG and in R.
     """
-    check_tensor("scores", scores)
-    check_relevance_dtype("relevance", relevance)
-    check_same_shape("scores", scores, "relevance", relevance)
-    check_list_length("scores", scores)
-    check_mask(mask, scores.shape)
-    dtype = d.compute_dtype(scores, relevance)
+    dtype = check_layout(scores, relevance, mask)
     float_scores = as_float_scores("scores", scores)
     if validate:
-        check_score_values("scores", float_scores, mask, unretrieved=unretrieved)
-        check_relevance_values("relevance", relevance, mask)
-        if mask is None:
-            d.check_exp2_range(relevance, gain, dtype, scores.shape[-1])
-        else:  # each label against its own list's real length, not the padded one
-            d.check_exp2_range(relevance[mask], gain, dtype, mask.sum(-1, keepdim=True).expand_as(mask)[mask])
+        check_values(float_scores, relevance, mask, gain, dtype, unretrieved=unretrieved)
     if mask is not None:
         # where(), not multiplication: masked labels may be NaN or negative.
         relevance = torch.where(mask, relevance, torch.zeros_like(relevance))
@@ -107,6 +108,20 @@ def prepare(
         float_scores, gains, real_relevance, gains_nonnegative=isinstance(gain, str), threshold=threshold,
         retrieved=retrieved,
     )
+
+
+def check_values(
+    float_scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, dtype: torch.dtype,
+    *, unretrieved: bool = False,
+) -> None:
+    """The value checks of :func:`prepare` (NaN scores, negative labels, exp2 overflow); each
+    synchronises."""
+    check_score_values("scores", float_scores, mask, unretrieved=unretrieved)
+    check_relevance_values("relevance", relevance, mask)
+    if mask is None:
+        d.check_exp2_range(relevance, gain, dtype, float_scores.shape[-1])
+    else:  # each label against its own list's real length, not the padded one
+        d.check_exp2_range(relevance[mask], gain, dtype, mask.sum(-1, keepdim=True).expand_as(mask)[mask])
 
 
 def may_read_values(tensor: Tensor, validate: bool) -> bool:

@@ -54,3 +54,48 @@ def test_listnet_target_is_the_softmax_of_the_gains_and_softmax_loss_their_share
     # The minimum of the cross-entropy is at scores that reproduce the target.
     at_target = torch.log(relevance / 4 + 1e-300)
     assert tn.softmax_loss(at_target, relevance) < tn.softmax_loss(scores, relevance)
+
+
+def test_listmle_shifted_and_log_space_paths_agree():
+    """A list whose scores span more than float64's shifted range sends the whole batch to the
+    log-space path; the other lists must get the same values and gradients as on their own."""
+    gen = torch.Generator().manual_seed(9)
+    scores = torch.randn(3, 12, dtype=torch.float64, generator=gen) * 5
+    relevance = torch.randint(0, 4, (3, 12), generator=gen).double()
+    mask = torch.rand(3, 12, generator=gen) > 0.25
+    extreme = torch.zeros(1, 12, dtype=torch.float64)
+    extreme[0, ::2] = -1e4  # label 0, ranked last, 1e4 under the others
+    extreme_labels = torch.ones(1, 12, dtype=torch.float64)
+    extreme_labels[0, ::2] = 0
+
+    def loss_and_grad(s, y, m):
+        x = s.clone().requires_grad_()
+        value = tn.listmle_loss(x, y, mask=m, empty="keep", reduction="none")
+        value.sum().backward()
+        return value.detach(), x.grad
+
+    alone = loss_and_grad(scores, relevance, mask)
+    together = loss_and_grad(
+        torch.cat([scores, extreme]), torch.cat([relevance, extreme_labels]), torch.cat([mask, torch.ones(1, 12, dtype=torch.bool)])
+    )
+    torch.testing.assert_close(together[0][:3], alone[0], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(together[1][:3], alone[1], rtol=1e-12, atol=1e-12)
+    assert torch.isfinite(together[0]).all() and torch.isfinite(together[1]).all()
+
+
+@pytest.mark.parametrize("loss", [tn.listnet_loss, tn.softmax_loss])
+def test_cross_entropy_losses_give_the_hessian_vector_product(loss):
+    gen = torch.Generator().manual_seed(4)
+    scores = torch.randn(3, 6, dtype=torch.float64, generator=gen, requires_grad=True)
+    relevance = torch.randint(0, 3, (3, 6), generator=gen).double()
+    mask = torch.rand(3, 6, generator=gen) > 0.3
+    direction = torch.randn(3, 6, dtype=torch.float64, generator=gen)
+
+    def gradient(s):
+        return torch.autograd.grad(loss(s, relevance, mask=mask, empty="keep"), s, create_graph=True)[0]
+
+    (hvp,) = torch.autograd.grad((gradient(scores) * direction).sum(), scores)
+    step = 1e-5
+    finite = (gradient(scores + step * direction) - gradient(scores - step * direction)) / (2 * step)
+    torch.testing.assert_close(hvp, finite.detach(), atol=1e-7, rtol=1e-6)
+    assert torch.all(hvp[~mask] == 0)

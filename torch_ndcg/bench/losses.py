@@ -110,28 +110,9 @@ def _table(device: str, quick: bool) -> None:
 
 
 def allrank_neural_ndcg():
-    """allRank 1.4.3's ``neuralNDCG``, or ``None`` when allRank is not installed.
-
-    Its loss package imports the dataset loader (torchvision, scikit-learn) and the model
-    utilities (gcsfs) for two names only, the padding label and the device: stubbed here.
-    """
-    import types
-
-    loader = types.ModuleType("allrank.data.dataset_loading")
-    loader.PADDED_Y_VALUE = -1
-    model_utils = types.ModuleType("allrank.models.model_utils")
-    model_utils.get_torch_device = lambda: torch.device("cpu")
-    stubs = {"allrank.data.dataset_loading": loader, "allrank.models.model_utils": model_utils}
-    for name, module in stubs.items():
-        sys.modules.setdefault(name, module)
-    try:
-        from allrank.models.losses.neuralNDCG import neuralNDCG
-    except ImportError:
-        for name, module in stubs.items():
-            if sys.modules.get(name) is module:
-                del sys.modules[name]
-        return None
-    return neuralNDCG
+    """allRank 1.4.3's ``neuralNDCG``, or ``None`` when allRank is not installed."""
+    package = ranking_losses.allrank_losses()
+    return None if package is None else package.neuralNDCG
 
 
 def _interleaved_medians_ms(steps: dict[str, object], rounds: int) -> dict[str, float]:

@@ -132,4 +132,4 @@ def lambda_loss(
     nats = pair_sum(lists.scores.gather(-1, top) * float(sigma), PairTerms(weight, F.softplus, torch.sigmoid), impl)
     values = nats / math.log(2)
     is_empty = common.nothing_to_rank(lists) | (pair_counts(lists) == 0)
-    return common.finish_loss(values, is_empty, lists, empty, reduction)
+    return common.finish_loss(values, is_empty, lists.batch_shape, empty, reduction)

@@ -2,50 +2,99 @@ r"""Listwise cross-entropy losses: ListNet, softmax cross-entropy and ListMLE.
 
 All three compare the softmax of the scores over a list's real items with a target built from
 the labels, in O(B·N) memory: padding is excluded from every softmax and gets exactly zero
-gradient, and every ``log`` is a ``log_softmax``/``logcumsumexp`` so scores of ±1e4 stay finite.
+gradient, and every ``log`` is a ``log_softmax``, a ``logcumsumexp`` or a cumulative sum shifted
+by the list's largest score and checked for underflow, so scores of ±1e4 stay finite.
+
+A small batch's time is mostly per-operation overhead, so the inputs are prepared lightly (no
+IDCG, no cutoff) and the value checks cost one host read (:func:`_finish`).
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from .. import definitions as d
+from ..dense import check_layout, check_values, may_read_values
+from ..validation import as_float_scores, check_gain_values
 from . import common
+
+
+@dataclass(frozen=True)
+class Lists:
+    """Checked ``[..., N]`` inputs of a listwise loss, in the compute dtype.
+
+    Lighter than :func:`common.prepare`: no IDCG, no cutoff, no flattening, and the value
+    checks wait for the loss (:func:`_finish`), where one host read clears the common case.
+    """
+
+    scores: Tensor  # as given (padding may hold anything); differentiable
+    relevance: Tensor  # as given, in the compute dtype (padding may hold anything)
+    gains: Tensor  # padding may hold anything: each loss masks what it reads
+    mask: Tensor | None  # None: every item is real
+    padding: Tensor | None  # ~mask, computed once
+    gain: d.Gain
+    validate: bool
+
+    def real(self, values: Tensor, fill: float) -> Tensor:
+        """``values`` with ``fill`` at the padding."""
+        return values if self.padding is None else values.masked_fill(self.padding, fill)
 
 
 def _checked(
     scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, empty: str, reduction: str, validate: bool
-) -> common.LossLists:
+) -> Lists:
+    """Shape, dtype and option checks (no tensor value read) and the gains."""
     common.check_loss_options(empty, reduction)
-    return common.prepare(scores, relevance, None, mask, gain, "log2", validate, ideal=False)
+    dtype = check_layout(scores, relevance, mask)
+    scores = as_float_scores("scores", scores).to(dtype)
+    relevance = relevance.to(dtype)
+    gains = d.gains(relevance, gain, dtype)
+    if validate and callable(gain):
+        check_gain_values(gains, mask)
+    return Lists(scores, relevance, gains, mask, None if mask is None else ~mask, gain, validate)
 
 
-class SoftmaxCrossEntropy(torch.autograd.Function):
-    """``−Σ_i t_i log softmax(s)_i`` over the real items, with its gradient ``softmax(s)·Σt − t``
-    computed alongside the value (a handful of O(B·N) operations, nothing kept but the gradient)."""
+def _finish(values: Tensor, lists: Lists, empty: str, reduction: str) -> Tensor:
+    """Per-list losses → the value checks, then ``empty`` and ``reduction``.
 
-    @staticmethod
-    def forward(ctx, scores: Tensor, valid: Tensor, target: Tensor) -> Tensor:
-        # finfo.min, not −inf: padding gets probability 0 and every list stays finite, even one
-        # with no real item; the target is 0 there, so those terms vanish.
-        filled = scores.masked_fill(~valid, torch.finfo(scores.dtype).min)
-        log_p = filled - filled.logsumexp(-1, keepdim=True)
-        ctx.save_for_backward(log_p.exp().mul_(target.sum(-1, keepdim=True)).sub_(target))
-        return -(target * log_p).sum(-1)
-
-    @staticmethod
-    @once_differentiable
-    def backward(ctx, grad: Tensor):
-        (slope,) = ctx.saved_tensors
-        return slope * grad[:, None], None, None
+    A NaN or infinite real score, an infinite label or an overflowing gain makes some list's
+    loss non-finite, so with ``validate`` one host read of the labels' range and the losses'
+    sum clears the common case; anything suspicious runs the metrics' exact checks, which
+    name the culprit (or find the input fine: then the values stand).
+    """
+    if lists.validate and values.numel():
+        low, high, total = torch.stack((*lists.relevance.aminmax(), values.detach().sum())).tolist()
+        n = lists.scores.shape[-1]
+        limit = math.frexp(torch.finfo(values.dtype).max)[1] - 1 - math.ceil(math.log2(max(n, 1)))
+        if not (low >= 0 and math.isfinite(high) and math.isfinite(total)) or (lists.gain == "exp2" and high > limit):
+            check_values(lists.scores.detach(), lists.relevance, lists.mask, lists.gain, values.dtype)
+    return common.finish_loss(values, None if empty == "keep" else _nothing_to_rank(lists), values.shape, empty, reduction)
 
 
-def _cross_entropy(target: Tensor, lists: common.LossLists, empty: str, reduction: str) -> Tensor:
-    """``−Σ_i target_i log softmax(s)_i`` per list, then ``empty`` and ``reduction``."""
-    values = SoftmaxCrossEntropy.apply(lists.scores, lists.valid, target)
-    return common.finish_loss(values, common.nothing_to_rank(lists), lists, empty, reduction)
+def _nothing_to_rank(lists: Lists) -> Tensor:
+    """``[...]`` lists with no real item of positive gain, or fewer than two real items."""
+    nothing = (lists.real(lists.gains, 0.0) <= 0).all(-1)
+    if lists.mask is not None:
+        return nothing | (lists.mask.sum(-1) < 2)
+    return nothing if lists.scores.shape[-1] >= 2 else torch.ones_like(nothing)
+
+
+def _cross_entropy(target: Tensor, lists: Lists, empty: str, reduction: str) -> Tensor:
+    """``−Σ_i target_i log softmax(s)_i`` per list over the real items, then ``empty`` and
+    ``reduction``. ``target`` is 0 at the padding.
+
+    Plain autograd: ``log_softmax``'s own backward is one fused kernel, so a custom backward
+    saves nothing, and second derivatives come for free.
+    """
+    # finfo.min, not −inf: padding gets probability 0 and every list stays finite, even one
+    # with no real item; the target is 0 there, so those terms vanish.
+    log_p = lists.real(lists.scores, torch.finfo(lists.scores.dtype).min).log_softmax(-1)
+    return _finish((target.neg() * log_p).sum(-1), lists, empty, reduction)
 
 
 def listnet_loss(
@@ -86,7 +135,10 @@ def listnet_loss(
         True
     """
     lists = _checked(scores, relevance, mask, gain, empty, reduction, validate)
-    target = torch.softmax(lists.gains.masked_fill(~lists.valid, -torch.inf), -1).nan_to_num_(0.0)
+    # −inf at padding: a list with no real item gets a NaN target, zeroed (nothing to match).
+    target = lists.real(lists.gains, -torch.inf).softmax(-1)
+    if mask is not None:
+        target = target.nan_to_num_(0.0)
     return _cross_entropy(target, lists, empty, reduction)
 
 
@@ -119,49 +171,87 @@ def softmax_loss(
         0.9076
     """
     lists = _checked(scores, relevance, mask, gain, empty, reduction, validate)
-    total = lists.gains.sum(-1, keepdim=True)
-    target = lists.gains / torch.where(total > 0, total, torch.ones_like(total))
-    return _cross_entropy(target, lists, empty, reduction)
+    gains = lists.real(lists.gains, 0.0)
+    total = gains.sum(-1, keepdim=True)
+    return _cross_entropy(gains / total.masked_fill(total == 0, 1.0), lists, empty, reduction)
 
 
-def label_order(gains: Tensor, valid: Tensor, generator: torch.Generator | None) -> Tensor:
-    """Indices ``[B, N]`` putting padding first, then real items by decreasing gain.
+def label_order(relevance: Tensor, padding: Tensor | None, generator: torch.Generator | None) -> Tensor:
+    """Indices ``[..., N]`` putting the real items by increasing label, then the padding.
 
-    Ties keep index order (a stable sort) or, with ``generator``, the order of a seeded random
-    permutation of each list.
+    The reverse of a descending order whose ties keep index order (a stable sort) or, with
+    ``generator``, the order of a seeded random permutation of each list.
     """
-    # Padding first: the suffix sums of the real items then never include it.
-    key = torch.where(valid, gains, torch.full_like(gains, torch.inf))
+    # Padding sorts first, so it comes last once reversed: the prefix sums of the real items
+    # then never include it.
+    key = relevance if padding is None else relevance.masked_fill(padding, torch.inf)
     if generator is None:
-        return key.sort(dim=-1, descending=True, stable=True).indices
-    shuffle = torch.rand(key.shape, generator=generator, device=generator.device).argsort(dim=-1).to(key.device)
-    order = key.gather(-1, shuffle).sort(dim=-1, descending=True, stable=True).indices
-    return shuffle.gather(-1, order)
+        order = key.sort(dim=-1, descending=True, stable=True).indices
+    else:
+        shuffle = torch.rand(key.shape, generator=generator, device=generator.device).argsort(dim=-1).to(key.device)
+        order = shuffle.gather(-1, key.gather(-1, shuffle).sort(dim=-1, descending=True, stable=True).indices)
+    return order.flip(-1)
 
 
 class PlackettLuce(torch.autograd.Function):
-    r"""``Σ_i (ℓ_i − s_i)`` over the real items of lists in label order, ``ℓ_i = log Σ_{j ≥ i} e^{s_j}``.
+    r"""``Σ_i (ℓ_i − s_i)`` over the real items of ``scores`` taken in ``order`` (increasing
+    label, padding last), where ``ℓ_i = log Σ_{j ≤ i} e^{s_j}`` sums the item and every item
+    ranked below it. Taking the order inside keeps its gradient a single scatter.
 
-    The gradient is computed with the value, in log space so that no exponential overflows:
-    :math:`\partial/\partial s_k = -1 + \sum_{i \le k} e^{s_k - \ell_i}
-    = -1 + \exp\big(s_k + \log\sum_{i \le k} e^{-\ell_i}\big)`, whose exponent is at most
-    ``log k`` since every :math:`\ell_i \ge \ell_k` for ``i ≤ k``.
+    The gradient, :math:`\partial/\partial s_k = -1 + \sum_{i \ge k} e^{s_k - \ell_i}`, comes
+    from the backward. Two ways, chosen per call by a host read (``may_read``):
+
+    * shifted by each list's largest score ``m``: ``c = cumsum(e^{s − m})``, ``ℓ = m + log c`` and
+      :math:`\partial/\partial s_k = -1 + e^{s_k - m} \sum_{i \ge k} 1/c_i`, a few plain
+      cumulative sums; exact to rounding while every ``c_i ≥ e^{s_1 − m}`` stays far from
+      underflow, i.e. while no list's lowest-labelled score is more than ``log(eps / tiny)`` below
+      its largest (71 in float32, 672 in float64);
+    * otherwise in log space (``logcumsumexp``, an order of magnitude slower on CPU), where no
+      exponential overflows: :math:`-1 + \exp\big(s_k + \log\sum_{i \ge k} e^{-\ell_i}\big)`,
+      whose exponent is at most ``log(n − k + 1)`` since every :math:`\ell_i \ge \ell_k` for
+      ``i ≥ k``.
+
+    ``padding`` (True at padding, which comes last) is ``None`` when every item is real.
     """
 
     @staticmethod
-    def forward(ctx, ranked: Tensor, real: Tensor) -> Tensor:
-        suffix = ranked.flip(-1).logcumsumexp(-1).flip(-1)
-        zero = torch.zeros((), dtype=ranked.dtype, device=ranked.device)
-        values = torch.where(real, suffix - ranked, zero).sum(-1)
-        prefix = suffix.neg().masked_fill_(~real, -torch.inf).logcumsumexp(-1)
-        ctx.save_for_backward(torch.where(real, (ranked + prefix).exp_() - 1, zero))
-        return values
+    def forward(ctx, scores: Tensor, order: Tensor, padding: Tensor | None, may_read: bool) -> Tensor:
+        ranked = scores.gather(-1, order)
+        if padding is not None:
+            ranked.masked_fill_(padding, -torch.inf)
+        finfo = torch.finfo(ranked.dtype)
+        top = ranked.amax(-1, keepdim=True).clamp_(min=finfo.min)  # a list of padding only: finite
+        shifted = ranked - top
+        first = shifted[..., 0] if padding is None else shifted[..., 0].masked_fill(padding[..., 0], 0.0)
+        # e^{shift} ≥ tiny / eps: the cumulative sums keep full precision.
+        ctx.shifted = may_read and first.numel() > 0 and first.amin().item() > math.log(finfo.tiny / finfo.eps)
+        if ctx.shifted:
+            exp = shifted.exp()
+            sums = exp.cumsum(-1)
+            terms = sums.log().sub_(shifted)
+            ctx.save_for_backward(exp, sums, order, padding)
+        else:
+            ell = ranked.logcumsumexp(-1)
+            terms = ell - ranked
+            ctx.save_for_backward(ranked, ell, order, padding)
+        return (terms if padding is None else terms.masked_fill_(padding, 0.0)).sum(-1)
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad: Tensor):
-        (slope,) = ctx.saved_tensors
-        return slope * grad[:, None], None
+        first, second, order, padding = ctx.saved_tensors
+        if ctx.shifted:
+            exp, sums = first, second
+            inverse = sums.reciprocal() if padding is None else sums.reciprocal().masked_fill_(padding, 0.0)
+            slope = inverse.flip(-1).cumsum(-1).flip(-1).mul_(exp).sub_(1.0)
+        else:
+            ranked, ell = first, second
+            neg = ell.neg() if padding is None else ell.neg().masked_fill_(padding, -torch.inf)
+            slope = neg.flip(-1).logcumsumexp(-1).flip(-1).add_(ranked).exp_().sub_(1.0)
+        if padding is not None:
+            slope = slope.masked_fill_(padding, 0.0)
+        # order is a permutation: every item's gradient is written exactly once.
+        return torch.empty_like(slope).scatter_(-1, order, slope.mul_(grad.unsqueeze(-1))), None, None, None
 
 
 def listmle_loss(
@@ -198,6 +288,7 @@ def listmle_loss(
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
     lists = _checked(scores, relevance, mask, "linear", empty, reduction, validate)
-    order = label_order(lists.gains, lists.valid, generator)
-    values = PlackettLuce.apply(lists.scores.gather(-1, order), lists.valid.gather(-1, order))
-    return common.finish_loss(values, common.nothing_to_rank(lists), lists, empty, reduction)
+    order = label_order(lists.relevance, lists.padding, generator)
+    padding = None if lists.padding is None else lists.padding.gather(-1, order)
+    values = PlackettLuce.apply(lists.scores, order, padding, may_read_values(lists.scores, validate))
+    return _finish(values, lists, empty, reduction)

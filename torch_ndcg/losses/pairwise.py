@@ -142,7 +142,7 @@ def _mean_over_pairs(
     terms = PairTerms(lambda rows, cols: preferred(high, low, rows, cols) * per_pair, phi, slope, triangular=True)
     # The scale (RankNet's σ) multiplies the N scores once rather than every pair's difference.
     values = pair_sum(lists.scores.gather(-1, order) * scale, terms, impl)
-    return common.finish_loss(values, common.nothing_to_rank(lists) | (counts == 0), lists, empty, reduction)
+    return common.finish_loss(values, common.nothing_to_rank(lists) | (counts == 0), lists.batch_shape, empty, reduction)
 
 
 def ranknet_loss(
