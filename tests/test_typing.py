@@ -36,6 +36,15 @@ NDCG(k=10, emtpy="skip")  # E: call-arg
 RankedNDCG(k=5, pad_id=0, gain="exp2", compute_on_cpu=True)
 RankedNDCG(k=5, reduction="sum")  # E: call-arg
 tn.metrics.NDCG(k=10, ties="worse")  # E: arg-type
+tn.neural_ndcg_loss(s, s, 10, temperature=0.5, impl="kernel", gain="exp2", empty="skip", validate=False)
+tn.neural_ndcg_loss(s, s, 10, empty="keep")  # E: arg-type
+tn.approx_ndcg(s, s, 10, discount="log2", impl="kernel")  # E: arg-type
+tn.lambda_loss(s, s, 10, weighting="lambdarank", gain="exp2", discount="log2", impl="streaming", empty="keep")
+tn.lambda_loss(s, s, 10, temperature=1.0)  # E: call-arg
+tn.listnet_loss(s, s, mask=None, gain="exp2", reduction="sum")
+tn.listmle_loss(s, s, gain="exp2")  # E: call-arg
+tn.ranknet_loss(s, s, sigma=2.0, impl="kernel")  # E: arg-type
+tn.pairwise_hinge_loss(s, s, margin=0.5, reduction="none", impl="dense")
 '''
 
 

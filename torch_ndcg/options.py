@@ -66,6 +66,50 @@ class MetricClassOptions(Definition, total=False):
     compute_with_cache: bool
 
 
+LossEmpty = Literal["skip", "zero", "keep", "error"]
+Impl = Literal["auto", "dense", "streaming", "triton"]
+NeuralImpl = Literal["auto", "dense", "streaming", "triton", "kernel"]
+PairImpl = Literal["auto", "dense", "streaming"]
+
+
+class NDCGLossOptions(TypedDict, total=False):
+    """The keyword options of the smooth NDCG losses and LambdaLoss: the metric's ``gain``,
+    ``discount``, ``empty`` and ``reduction``, and ``validate``
+    (defaults in :data:`LOSS_DEFAULTS`)."""
+
+    gain: d.Gain
+    discount: d.Discount
+    empty: Empty
+    reduction: Reduction
+    validate: bool
+
+
+class ListLossOptions(TypedDict, total=False):
+    """The keyword options every standard ranking loss shares (defaults in :data:`LOSS_DEFAULTS`)."""
+
+    empty: LossEmpty
+    reduction: Reduction
+    validate: bool
+
+
+class GainLossOptions(ListLossOptions, total=False):
+    """A standard loss whose target is built from the labels' gains (ListNet, softmax cross-entropy)."""
+
+    gain: d.Gain
+
+
+class PairLossOptions(ListLossOptions, total=False):
+    """A pairwise loss, dense or streamed over blocks of pairs."""
+
+    impl: PairImpl
+
+
+class LambdaLossOptions(PairLossOptions, GainLossOptions, total=False):
+    """LambdaLoss: a pairwise loss weighted by the metric's gains and discounts."""
+
+    discount: d.Discount
+
+
 DEFAULTS: dict[str, Any] = {
     "gain": "linear",
     "discount": "log2",
@@ -81,7 +125,17 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def settle(owner: str, given: Mapping[str, Any], accepted: type) -> dict[str, Any]:
+LOSS_DEFAULTS: dict[str, Any] = {
+    "gain": "linear",
+    "discount": "log2",
+    "empty": "skip",
+    "reduction": "mean",
+    "impl": "auto",
+    "validate": True,
+}
+
+
+def settle(owner: str, given: Mapping[str, Any], accepted: type, defaults: Mapping[str, Any] = DEFAULTS) -> dict[str, Any]:
     """``given`` keyword options checked against the typed group ``accepted``, defaults filled in.
 
     A name outside the group is a ``TypeError``, as Python raises for an unknown keyword argument.
@@ -90,10 +144,8 @@ def settle(owner: str, given: Mapping[str, Any], accepted: type) -> dict[str, An
     names = accepted.__optional_keys__ | accepted.__required_keys__  # type: ignore[attr-defined]
     unknown = sorted(set(given) - names)
     if unknown:
-        raise TypeError(
-            f"{owner}() got an unexpected keyword argument {unknown[0]!r} (its options: {', '.join(sorted(names))})"
-        )
-    return {name: given[name] if name in given else DEFAULTS[name] for name in names if name in given or name in DEFAULTS}
+        raise TypeError(f"{owner}() got an unexpected keyword argument {unknown[0]!r}")
+    return {name: given[name] if name in given else defaults[name] for name in names if name in given or name in defaults}
 
 OPTION_DOCS: dict[str, str] = {
     "scores": "``[..., N]`` model scores, higher ranks first (integer scores rank as exact float64 "

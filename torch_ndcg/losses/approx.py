@@ -8,12 +8,13 @@ stay under autograd, so any discount callable works.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 import torch
 from torch import Tensor
 
 from .. import definitions as d
+from ..options import LOSS_DEFAULTS, Impl, NDCGLossOptions, settle
 from . import common
 
 
@@ -78,13 +79,9 @@ def approx_ndcg(
     k: d.Cutoff = None,
     *,
     mask: Tensor | None = None,
-    gain: d.Gain = "linear",
-    discount: d.Discount = "log2",
     temperature: float = 1.0,
-    empty: str = "skip",
-    reduction: str = "mean",
-    impl: str = "auto",
-    validate: bool = True,
+    impl: Impl = "auto",
+    **options: Unpack[NDCGLossOptions],
 ) -> Tensor:
     r"""Smooth NDCG@k of ApproxNDCG (Qin, Liu & Li, 2010); differentiable in ``scores``.
 
@@ -115,8 +112,10 @@ def approx_ndcg(
         >>> round(tn.approx_ndcg(scores, torch.tensor([[2, 0, 1]]), temperature=0.01).item(), 4)
         0.9502
     """
+    settled = settle("approx_ndcg", options, NDCGLossOptions, LOSS_DEFAULTS)
+    empty, reduction, discount = settled["empty"], settled["reduction"], settled["discount"]
     check_options(temperature=temperature, empty=empty, reduction=reduction, impl=impl)
-    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
+    lists = common.prepare(scores, relevance, k, mask, settled["gain"], discount, settled["validate"])
     dcg = _smooth_dcg(lists, discount, float(temperature), common.resolve_impl(impl, lists))
     return common.finish(dcg, lists, empty, reduction)
 

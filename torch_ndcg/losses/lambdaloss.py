@@ -8,12 +8,14 @@ current ranks by score (ties by index), constants of the backward as in the pape
 from __future__ import annotations
 
 import math
+from typing import Unpack
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from .. import definitions as d
+from ..options import LOSS_DEFAULTS, LambdaLossOptions, settle
 from ..validation import check_option, check_positive
 from . import common
 from .pairwise import PairTerms, pair_counts, pair_keys, pair_sum, preferred
@@ -50,15 +52,10 @@ def lambda_loss(
     k: d.Cutoff = None,
     *,
     mask: Tensor | None = None,
-    gain: d.Gain = "linear",
-    discount: d.Discount = "log2",
     weighting: str = "ndcg_loss2pp",
     sigma: float = 1.0,
     mu: float = 10.0,
-    empty: str = "skip",
-    reduction: str = "mean",
-    impl: str = "auto",
-    validate: bool = True,
+    **options: Unpack[LambdaLossOptions],
 ) -> Tensor:
     r"""LambdaLoss (Wang et al., "The LambdaLoss Framework for Ranking Metric Optimization", CIKM 2018).
 
@@ -101,13 +98,16 @@ def lambda_loss(
         >>> loss.backward(); bool(scores.grad[0, 0] < 0 < scores.grad[0, 1])
         True
     """
+    settled = settle("lambda_loss", options, LambdaLossOptions, LOSS_DEFAULTS)
+    empty, reduction, impl = settled["empty"], settled["reduction"], settled["impl"]
     common.check_loss_options(empty, reduction)
     check_option("weighting", weighting, WEIGHTINGS)
     check_option("impl", impl, common.PAIR_IMPLS)
     check_positive("sigma", sigma)
     if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not mu >= 0:
         raise ValueError(f"mu must be a number ≥ 0, got {mu!r}")
-    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
+    discount = settled["discount"]
+    lists = common.prepare(scores, relevance, k, mask, settled["gain"], discount, settled["validate"])
     # In score order the ranks are positions: the discount part of every weight is one
     # [block, depth] matrix for the whole batch, and a cutoff keeps only the first k columns.
     order = score_order(lists.scores, lists.valid)

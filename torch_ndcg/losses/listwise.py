@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Unpack
 
 import torch
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
 from .. import definitions as d
+from ..options import LOSS_DEFAULTS, GainLossOptions, ListLossOptions, settle
 from ..dense import check_layout, check_values, may_read_values
 from ..validation import as_float_scores, check_gain_values
 from . import common
@@ -38,6 +40,8 @@ class Lists:
     mask: Tensor | None  # None: every item is real
     padding: Tensor | None  # ~mask, computed once
     gain: d.Gain
+    empty: str
+    reduction: str
     validate: bool
 
     def real(self, values: Tensor, fill: float) -> Tensor:
@@ -45,10 +49,10 @@ class Lists:
         return values if self.padding is None else values.masked_fill(self.padding, fill)
 
 
-def _checked(
-    scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, empty: str, reduction: str, validate: bool
-) -> Lists:
-    """Shape, dtype and option checks (no tensor value read) and the gains."""
+def _checked(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, options: dict[str, Any]) -> Lists:
+    """Shape, dtype and option checks (no tensor value read) and the gains; ``options`` are the
+    loss's settled options."""
+    empty, reduction, validate = options["empty"], options["reduction"], options["validate"]
     common.check_loss_options(empty, reduction)
     dtype = check_layout(scores, relevance, mask)
     scores = as_float_scores("scores", scores).to(dtype)
@@ -56,10 +60,10 @@ def _checked(
     gains = d.gains(relevance, gain, dtype)
     if validate and callable(gain):
         check_gain_values(gains, mask)
-    return Lists(scores, relevance, gains, mask, None if mask is None else ~mask, gain, validate)
+    return Lists(scores, relevance, gains, mask, None if mask is None else ~mask, gain, empty, reduction, validate)
 
 
-def _finish(values: Tensor, lists: Lists, empty: str, reduction: str) -> Tensor:
+def _finish(values: Tensor, lists: Lists) -> Tensor:
     """Per-list losses → the value checks, then ``empty`` and ``reduction``.
 
     A NaN or infinite real score, an infinite label or an overflowing gain makes some list's
@@ -73,7 +77,10 @@ def _finish(values: Tensor, lists: Lists, empty: str, reduction: str) -> Tensor:
         limit = math.frexp(torch.finfo(values.dtype).max)[1] - 1 - math.ceil(math.log2(max(n, 1)))
         if not (low >= 0 and math.isfinite(high) and math.isfinite(total)) or (lists.gain == "exp2" and high > limit):
             check_values(lists.scores.detach(), lists.relevance, lists.mask, lists.gain, values.dtype)
-    return common.finish_loss(values, None if empty == "keep" else _nothing_to_rank(lists), values.shape, empty, reduction)
+    empty = lists.empty
+    return common.finish_loss(
+        values, None if empty == "keep" else _nothing_to_rank(lists), values.shape, empty, lists.reduction
+    )
 
 
 def _nothing_to_rank(lists: Lists) -> Tensor:
@@ -84,7 +91,7 @@ def _nothing_to_rank(lists: Lists) -> Tensor:
     return nothing if lists.scores.shape[-1] >= 2 else torch.ones_like(nothing)
 
 
-def _cross_entropy(target: Tensor, lists: Lists, empty: str, reduction: str) -> Tensor:
+def _cross_entropy(target: Tensor, lists: Lists) -> Tensor:
     """``−Σ_i target_i log softmax(s)_i`` per list over the real items, then ``empty`` and
     ``reduction``. ``target`` is 0 at the padding.
 
@@ -94,18 +101,11 @@ def _cross_entropy(target: Tensor, lists: Lists, empty: str, reduction: str) -> 
     # finfo.min, not −inf: padding gets probability 0 and every list stays finite, even one
     # with no real item; the target is 0 there, so those terms vanish.
     log_p = lists.real(lists.scores, torch.finfo(lists.scores.dtype).min).log_softmax(-1)
-    return _finish((target.neg() * log_p).sum(-1), lists, empty, reduction)
+    return _finish((target.neg() * log_p).sum(-1), lists)
 
 
 def listnet_loss(
-    scores: Tensor,
-    relevance: Tensor,
-    *,
-    mask: Tensor | None = None,
-    gain: d.Gain = "linear",
-    empty: str = "skip",
-    reduction: str = "mean",
-    validate: bool = True,
+    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, **options: Unpack[GainLossOptions]
 ) -> Tensor:
     r"""ListNet's top-one loss (Cao, Qin, Liu, Tsai & Li, ICML 2007).
 
@@ -134,23 +134,17 @@ def listnet_loss(
         >>> loss.backward(); bool(scores.grad[0, 0] < 0)
         True
     """
-    lists = _checked(scores, relevance, mask, gain, empty, reduction, validate)
+    settled = settle("listnet_loss", options, GainLossOptions, LOSS_DEFAULTS)
+    lists = _checked(scores, relevance, mask, settled["gain"], settled)
     # −inf at padding: a list with no real item gets a NaN target, zeroed (nothing to match).
     target = lists.real(lists.gains, -torch.inf).softmax(-1)
     if mask is not None:
         target = target.nan_to_num_(0.0)
-    return _cross_entropy(target, lists, empty, reduction)
+    return _cross_entropy(target, lists)
 
 
 def softmax_loss(
-    scores: Tensor,
-    relevance: Tensor,
-    *,
-    mask: Tensor | None = None,
-    gain: d.Gain = "linear",
-    empty: str = "skip",
-    reduction: str = "mean",
-    validate: bool = True,
+    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, **options: Unpack[GainLossOptions]
 ) -> Tensor:
     r"""Softmax cross-entropy with label-normalised targets, as rax's ``softmax_loss``.
 
@@ -170,10 +164,11 @@ def softmax_loss(
         >>> round(tn.softmax_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[1, 0, 1]])).item(), 4)
         0.9076
     """
-    lists = _checked(scores, relevance, mask, gain, empty, reduction, validate)
+    settled = settle("softmax_loss", options, GainLossOptions, LOSS_DEFAULTS)
+    lists = _checked(scores, relevance, mask, settled["gain"], settled)
     gains = lists.real(lists.gains, 0.0)
     total = gains.sum(-1, keepdim=True)
-    return _cross_entropy(gains / total.masked_fill(total == 0, 1.0), lists, empty, reduction)
+    return _cross_entropy(gains / total.masked_fill(total == 0, 1.0), lists)
 
 
 def label_order(relevance: Tensor, padding: Tensor | None, generator: torch.Generator | None) -> Tensor:
@@ -260,9 +255,7 @@ def listmle_loss(
     *,
     mask: Tensor | None = None,
     generator: torch.Generator | None = None,
-    empty: str = "skip",
-    reduction: str = "mean",
-    validate: bool = True,
+    **options: Unpack[ListLossOptions],
 ) -> Tensor:
     r"""ListMLE (Xia, Liu, Wang, Zhang & Li, ICML 2008): the Plackett–Luce negative log-likelihood
     of the label order.
@@ -287,8 +280,9 @@ def listmle_loss(
     """
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
-    lists = _checked(scores, relevance, mask, "linear", empty, reduction, validate)
+    settled = settle("listmle_loss", options, ListLossOptions, LOSS_DEFAULTS)
+    lists = _checked(scores, relevance, mask, "linear", settled)
     order = label_order(lists.relevance, lists.padding, generator)
     padding = None if lists.padding is None else lists.padding.gather(-1, order)
-    values = PlackettLuce.apply(lists.scores, order, padding, may_read_values(lists.scores, validate))
-    return _finish(values, lists, empty, reduction)
+    values = PlackettLuce.apply(lists.scores, order, padding, may_read_values(lists.scores, lists.validate))
+    return _finish(values, lists)

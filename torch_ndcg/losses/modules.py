@@ -14,46 +14,58 @@ from .approx import approx_ndcg_loss
 from .lambdaloss import lambda_loss
 from .listwise import listmle_loss, listnet_loss, softmax_loss
 from .common import single_cutoff
+from ..options import (
+    LOSS_DEFAULTS,
+    GainLossOptions,
+    LambdaLossOptions,
+    ListLossOptions,
+    NDCGLossOptions,
+    PairLossOptions,
+    settle,
+)
 from .neural import neural_ndcg_loss
 from .pairwise import pairwise_hinge_loss, ranknet_loss
 
 
 class _RankingLoss(torch.nn.Module):
     _loss: Any = None
+    _options: type = NDCGLossOptions  # the loss's typed group of shared keyword options
     _check: Any = None  # the loss's option checks, keyword arguments as the loss takes them
+    _cut = True  # whether the loss takes a cutoff k
 
     def __init__(self, k: d.Cutoff = None, **options: Any) -> None:
         super().__init__()
         self.k = k
         self.options = options
         # An unknown option name or a bad value fails here, not at the first training step.
-        arguments = inspect.signature(type(self)._loss).bind(None, None, k, **options)
+        loss = type(self)._loss
+        own = {name for name, p in inspect.signature(loss).parameters.items() if p.kind is not p.VAR_KEYWORD}
+        shared = settle(type(self).__name__, {n: v for n, v in options.items() if n not in own}, type(self)._options,
+                        LOSS_DEFAULTS)  # fmt: skip
+        cutoff = (k,) if type(self)._cut else ()
+        arguments = inspect.signature(loss).bind(None, None, *cutoff, **{n: v for n, v in options.items() if n in own})
         if type(self)._check is not None:
             single_cutoff(k)
             arguments.apply_defaults()
-            type(self)._check(**arguments.arguments)
+            type(self)._check(**arguments.arguments, **shared)
 
     def forward(self, scores: Tensor, relevance: Tensor, mask: Tensor | None = None) -> Tensor:
-        return type(self)._loss(scores, relevance, self.k, mask=mask, **self.options)
+        cutoff = (self.k,) if type(self)._cut else ()
+        return type(self)._loss(scores, relevance, *cutoff, mask=mask, **self.options)
 
     def extra_repr(self) -> str:
-        shown = {"k": self.k, **{key: value for key, value in self.options.items() if key != "generator"}}
+        shown = {"k": self.k} if type(self)._cut else {}
+        shown.update((key, value) for key, value in self.options.items() if key != "generator")
         return ", ".join(f"{key}={value!r}" for key, value in shown.items())
 
 
 class _UncutLoss(_RankingLoss):
     """A loss with no cutoff: the same module without ``k``."""
 
+    _cut = False
+
     def __init__(self, **options: Any) -> None:
-        torch.nn.Module.__init__(self)
-        self.options = options
-        inspect.signature(type(self)._loss).bind(None, None, **options)
-
-    def forward(self, scores: Tensor, relevance: Tensor, mask: Tensor | None = None) -> Tensor:
-        return type(self)._loss(scores, relevance, mask=mask, **self.options)
-
-    def extra_repr(self) -> str:
-        return ", ".join(f"{key}={value!r}" for key, value in self.options.items() if key != "generator")
+        super().__init__(None, **options)
 
 
 class NeuralNDCGLoss(_RankingLoss):
@@ -95,6 +107,7 @@ class LambdaLoss(_RankingLoss):
     """
 
     _loss = staticmethod(lambda_loss)
+    _options = LambdaLossOptions
 
 
 class ListNetLoss(_UncutLoss):
@@ -108,6 +121,7 @@ class ListNetLoss(_UncutLoss):
     """
 
     _loss = staticmethod(listnet_loss)
+    _options = GainLossOptions
 
 
 class SoftmaxLoss(_UncutLoss):
@@ -121,6 +135,7 @@ class SoftmaxLoss(_UncutLoss):
     """
 
     _loss = staticmethod(softmax_loss)
+    _options = GainLossOptions
 
 
 class ListMLELoss(_UncutLoss):
@@ -134,6 +149,7 @@ class ListMLELoss(_UncutLoss):
     """
 
     _loss = staticmethod(listmle_loss)
+    _options = ListLossOptions
 
 
 class RankNetLoss(_UncutLoss):
@@ -147,6 +163,7 @@ class RankNetLoss(_UncutLoss):
     """
 
     _loss = staticmethod(ranknet_loss)
+    _options = PairLossOptions
 
 
 class PairwiseHingeLoss(_UncutLoss):
@@ -160,3 +177,4 @@ class PairwiseHingeLoss(_UncutLoss):
     """
 
     _loss = staticmethod(pairwise_hinge_loss)
+    _options = PairLossOptions

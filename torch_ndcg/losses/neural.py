@@ -7,11 +7,14 @@ in O(B·N) memory.
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import torch
 from torch import Tensor
 from torch.utils.checkpoint import checkpoint
 
 from .. import definitions as d
+from ..options import LOSS_DEFAULTS, NDCGLossOptions, NeuralImpl, settle
 from ..validation import check_positive
 from . import common
 from .sinkhorn_kernel import kernel_dcg
@@ -138,8 +141,6 @@ def neural_ndcg(
     k: d.Cutoff = None,
     *,
     mask: Tensor | None = None,
-    gain: d.Gain = "linear",
-    discount: d.Discount = "log2",
     temperature: float = 1.0,
     sinkhorn_iters: int = 50,
     transposed: bool = False,
@@ -148,11 +149,9 @@ def neural_ndcg(
     beta: float = 0.1,
     log_scores: bool = False,
     generator: torch.Generator | None = None,
-    empty: str = "skip",
-    reduction: str = "mean",
-    impl: str = "auto",
+    impl: NeuralImpl = "auto",
     tol: float | None = None,
-    validate: bool = True,
+    **options: Unpack[NDCGLossOptions],
 ) -> Tensor:
     r"""Smooth NDCG@k of NeuralNDCG (Pobrotyn & Białobrzeski, 2021); differentiable in ``scores``.
 
@@ -205,11 +204,13 @@ def neural_ndcg(
         >>> round(tn.neural_ndcg(scores, torch.tensor([[2, 0, 1]]), temperature=0.01).item(), 4)
         0.9502
     """
+    settled = settle("neural_ndcg", options, NDCGLossOptions, LOSS_DEFAULTS)
+    empty, reduction, discount = settled["empty"], settled["reduction"], settled["discount"]
     check_options(
         temperature=temperature, empty=empty, reduction=reduction, impl=impl, sinkhorn_iters=sinkhorn_iters,
         samples=samples, beta=beta, tol=tol, stochastic=stochastic, log_scores=log_scores,
     )  # fmt: skip
-    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
+    lists = common.prepare(scores, relevance, k, mask, settled["gain"], discount, settled["validate"])
     rank_weight = common.rank_weights(lists, discount)
     impl = common.resolve_impl(impl, lists, kernel=True)
     if tol is not None and impl != "kernel":

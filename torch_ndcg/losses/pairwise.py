@@ -11,14 +11,16 @@ O(B·N) plus one slab whatever N is.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any, Unpack
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 from torch.autograd.function import once_differentiable
 
+from ..options import LOSS_DEFAULTS, PairLossOptions, settle
 from ..validation import check_option, check_positive
 from . import common
 
@@ -119,20 +121,22 @@ def pair_counts(lists: common.LossLists) -> Tensor:
 
 
 def _mean_over_pairs(
+    owner: str,
     scores: Tensor,
     relevance: Tensor,
     mask: Tensor | None,
     scale: float,
     phi: Callable[[Tensor], Tensor],
     slope: Callable[[Tensor], Tensor],
-    empty: str,
-    reduction: str,
-    impl: str,
-    validate: bool,
+    options: Mapping[str, Any],
 ) -> Tensor:
+    """The mean of ``phi(scale·(s_i − s_j))`` over the pairs ``rel_i > rel_j`` of each list
+    (``slope`` is phi's derivative), for the loss ``owner`` called with ``options``."""
+    options = settle(owner, options, PairLossOptions, LOSS_DEFAULTS)
+    empty, reduction, impl = options["empty"], options["reduction"], options["impl"]
     common.check_loss_options(empty, reduction)
     check_option("impl", impl, common.PAIR_IMPLS)
-    lists = common.prepare(scores, relevance, None, mask, "linear", "log2", validate, ideal=False)
+    lists = common.prepare(scores, relevance, None, mask, "linear", "log2", options["validate"], ideal=False)
     counts = pair_counts(lists)
     per_pair = 1 / counts.clamp(min=1).to(lists.scores.dtype)[:, None, None]
     # By decreasing gain, padding last, a preferred item always precedes the other.
@@ -146,15 +150,8 @@ def _mean_over_pairs(
 
 
 def ranknet_loss(
-    scores: Tensor,
-    relevance: Tensor,
-    *,
-    mask: Tensor | None = None,
-    sigma: float = 1.0,
-    empty: str = "skip",
-    reduction: str = "mean",
-    impl: str = "auto",
-    validate: bool = True,
+    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, sigma: float = 1.0,
+    **options: Unpack[PairLossOptions],
 ) -> Tensor:
     r"""RankNet / pairwise logistic loss (Burges et al., "Learning to Rank using Gradient
     Descent", ICML 2005), averaged over the pairs of each list with different labels.
@@ -180,20 +177,12 @@ def ranknet_loss(
         0.2512
     """
     check_positive("sigma", sigma)
-    sigma = float(sigma)
-    return _mean_over_pairs(scores, relevance, mask, sigma, F.softplus, torch.sigmoid, empty, reduction, impl, validate)
+    return _mean_over_pairs("ranknet_loss", scores, relevance, mask, float(sigma), F.softplus, torch.sigmoid, options)
 
 
 def pairwise_hinge_loss(
-    scores: Tensor,
-    relevance: Tensor,
-    *,
-    mask: Tensor | None = None,
-    margin: float = 1.0,
-    empty: str = "skip",
-    reduction: str = "mean",
-    impl: str = "auto",
-    validate: bool = True,
+    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, margin: float = 1.0,
+    **options: Unpack[PairLossOptions],
 ) -> Tensor:
     r"""Pairwise hinge loss (Herbrich, Graepel & Obermayer 2000; RankSVM; rax's
     ``pairwise_hinge_loss``), averaged over the pairs of each list with different labels.
@@ -214,8 +203,8 @@ def pairwise_hinge_loss(
     check_positive("margin", margin)
     margin = float(margin)
     return _mean_over_pairs(
-        scores, relevance, mask, 1.0,
+        "pairwise_hinge_loss", scores, relevance, mask, 1.0,
         lambda x: (x + margin).clamp_(min=0),
         lambda x: (x > -margin).to(x.dtype),
-        empty, reduction, impl, validate,
+        options,
     )  # fmt: skip
