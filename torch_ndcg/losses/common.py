@@ -216,18 +216,21 @@ def nothing_to_rank(lists: LossLists) -> Tensor:
 def finish_loss(values: Tensor, is_empty: Tensor | None, batch_shape: torch.Size, empty: str, reduction: str) -> Tensor:
     """Per-list losses ``[B]`` → ``empty`` applied, then reduced like the metric (NaN = skipped).
     ``is_empty`` may be None with ``empty="keep"``, which never reads it."""
-    if empty == "error":
-        if bool(is_empty.any()):
-            raise ValueError(
-                "a list has nothing to rank (no relevant item, or fewer than two real items) and "
-                "empty='error'; choose empty='skip', 'zero' or 'keep'"
-            )
-    elif empty != "keep":
-        fill = float("nan") if empty == "skip" else 0.0
+    if empty == "error" and bool(is_empty.any()):
+        raise ValueError(
+            "a list has nothing to rank (no relevant item, or fewer than two real items) and "
+            "empty='error'; choose empty='skip', 'zero' or 'keep'"
+        )
+    if empty in ("skip", "zero"):
+        # 0, not NaN, where a mean or sum follows: a skipped list then drops out as a 0 term and
+        # a smaller count, in fewer operations forward and backward than reduce's NaN-aware mean.
+        fill = float("nan") if empty == "skip" and reduction == "none" else 0.0
         values = torch.where(is_empty, torch.full_like(values, fill), values)
-    if empty != "skip" and reduction != "none" and values.numel():
-        # Nothing was skipped: a plain mean or sum. reduce's NaN-aware mean is several more
-        # operations forward and backward, which shows in a small batch's time.
-        return values.mean() if reduction == "mean" else values.sum()
-    return reduce(values.reshape(batch_shape), reduction)
+    if reduction == "none" or not values.numel():
+        return reduce(values.reshape(batch_shape), reduction)
+    if reduction == "sum":
+        return values.sum()
+    if empty != "skip":
+        return values.mean()
+    return values.sum() / (values.numel() - is_empty.sum()).clamp(min=1).to(values.dtype)  # no list kept: 0
 
