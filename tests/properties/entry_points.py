@@ -262,9 +262,11 @@ def loss(name: str) -> Callable[[st.DataObject], Case]:
         as_module = module is not None and draw(st.booleans())
 
         def call(validate: bool) -> object:
+            # The same noise on every call, so the checked and unchecked calls can be compared.
+            noise = {"generator": torch.Generator().manual_seed(0)} if options.get("stochastic") is True else {}
             if as_module:
-                return module(*k, validate=validate, **options)(scores, relevance, mask)
-            return fn(scores, relevance, *k, mask=mask, validate=validate, **options)
+                return module(*k, validate=validate, **options, **noise)(scores, relevance, mask)
+            return fn(scores, relevance, *k, mask=mask, validate=validate, **options, **noise)
 
         return Case(
             call, ("scores", "relevance", "k", "mask", "validate", *options),
