@@ -9,6 +9,9 @@ product and a reciprocal (Sinkhorn & Knopp 1967; Cuturi 2013):
 * rows:    ``ũ = 1 / (K w̃)``,
 * columns: ``w̃ = 1 / (Kᵀ ũ)``.
 
+Without ``tol`` all half-steps first run unchecked (two ops each, one host check at the end);
+only when a scaling left the safe range does the group rerun with the checks below.
+
 Stabilisation (Schmitzer 2019, "absorption"): every :data:`CHECK_EVERY` half-steps the scalings
 are checked on the host; when one left ``[1/BIG, BIG]`` (or became non-finite) the iteration rolls
 back to the last checked step, absorbs the scalings into ``Ū, W̄``, rebuilds ``K`` and replays the
@@ -17,8 +20,9 @@ underflows. Small τ and scores of ±1e4 thus stay exact where a plain scaling l
 
 The backward walks the half-steps in reverse, as the streaming path does, with the weights
 ``W = diag(ũ) K diag(w̃)`` of each step: one matrix–vector product per half-step. It saves only
-the ``O(iterations · B · N)`` scalings and rebuilds ``K`` (one ``exp`` per absorption segment);
-nothing ``N²`` lives between forward and backward.
+the ``O(iterations · B · N)`` scalings and rebuilds ``K`` (one ``exp`` per absorption segment),
+except that a group run with one kernel keeps it while it is no bigger than its scalings
+(``w ≤ steps``): what lives between forward and backward stays ``O(iterations · B · N)``.
 
 Lists are compacted (real items first), sorted by length and processed in groups whose kernels
 fit :data:`GROUP_ELEMENTS` (cache-sized), each group as wide as its longest list: a ragged batch
@@ -85,7 +89,7 @@ class _Group:
         else:
             self.x, self.y, self.row_w, self.col_h = self.r, s, rank_weight, gains
         self.buffers: tuple[Tensor, Tensor] | None = None
-        self.allocate()
+        self.kept: tuple[Tensor, Tensor] | None = None  # the kernel saved by the forward, if any
 
     def allocate(self) -> None:
         b, w = self.s.shape
@@ -123,10 +127,10 @@ class _Group:
         diff = torch.sub(self.s[:, None, :], self.s[:, :, None], out=self.buffers[0]).abs_()
         return torch.bmm(self.v[:, None, :], diff)[:, 0]
 
-    def abs_diff_sum_backward(self, grad_a: Tensor) -> Tensor:
-        """``gs_k = Σ_m v_m (g_k + g_m) sign(s_k − s_m)``."""
+    def abs_diff_sum_backward(self, grad_a: Tensor, buffer: Tensor) -> Tensor:
+        """``gs_k = Σ_m v_m (g_k + g_m) sign(s_k − s_m)``, through a free ``[b, w, w]`` buffer."""
         # Σ_m w_m sign(s_k − s_m) = −Σ_m w_m sign(s_m − s_k): rows index m, columns k.
-        sign = torch.sub(self.s[:, :, None], self.s[:, None, :], out=self.buffers[0]).sign_()
+        sign = torch.sub(self.s[:, :, None], self.s[:, None, :], out=buffer).sign_()
         sums = torch.bmm(torch.stack([self.v, self.v * grad_a], 1), sign)
         return -(grad_a * sums[:, 0] + sums[:, 1])
 
@@ -177,7 +181,9 @@ class _Run:
         self.g, self.tol = g, tol
         self.kinds = _kinds(iters, g.transposed)
         self.ones = torch.ones_like(g.s)
-        self.outs: list[Tensor] = []  # the scaling each half-step produced, relative to its segment
+        # The scaling each half-step produced, relative to its segment: a list while checked
+        # steps append to it, one [steps, b, w] tensor from an unchecked run or after unpacking.
+        self.outs: list[Tensor] | Tensor = []
         self.flags: list[tuple[int, Tensor]] = []
         self.segments: list[tuple[int, Tensor, Tensor]] = []  # (first step, Ū, W̄)
 
@@ -247,6 +253,8 @@ class _Run:
         shift = shift.clamp(min=torch.finfo(shift.dtype).min)  # rows of padding only: −inf max
         self.segments.append((0, shift, zero) if self.kinds[0] == ROW else (0, zero, shift))
         m = g.kernel(*self.segments[0][1:])
+        if self.tol is None and self.run_unchecked(m, big):
+            return m
         h, stop, careful, flag_at = 0, len(self.kinds), False, 0
         while h < stop:
             first = h
@@ -274,6 +282,22 @@ class _Run:
         del self.kinds[stop:]
         return m
 
+    def run_unchecked(self, m: tuple[Tensor, Tensor], big: float) -> bool:
+        """Every half-step with no host check, into one ``[steps, b, w]`` buffer (two ops a step);
+        ``False``, with nothing recorded, when a scaling left ``[1/BIG, BIG]``. When all are in
+        range the checked loop would have run exactly these products, so nothing changes; the
+        only host synchronisation is the one check at the end."""
+        history = torch.empty(len(self.kinds), *self.g.s.shape, dtype=self.g.s.dtype, device=self.g.s.device)
+        rows = history[:, :, None, :]
+        given = self.ones[:, None, :]
+        right = (m[1], m[0])  # a row step multiplies by Kᵀ on the right, a column step by K
+        for h, kind in enumerate(self.kinds):
+            given = torch.bmm(given, right[kind], out=rows[h]).reciprocal_()
+        if not _fine(history, big):
+            return False
+        self.outs = history
+        return True
+
     def value(self, m: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
         """Smooth DCG of the last (row) step's matrix: ``Σ_i row_w_i Σ_j W_ij col_h_j``, and the means."""
         g, last = self.g, len(self.kinds) - 1
@@ -288,6 +312,8 @@ def backward_group(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
     for the last step). The walk back needs one product per half-step; the scores' and ``a``'s
     parts (``Σ`` over the position axis of ``r``-weighted and plain terms) are summed per
     segment in one matrix–matrix product."""
+    if len(run.segments) == 1:
+        return backward_one_segment(run, mean, grad)
     g, kinds = run.g, run.kinds
     plain = not g.transposed
     gs = torch.zeros_like(g.s)
@@ -329,7 +355,49 @@ def backward_group(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
             back = given * _sum_cols(m, pq)[:, 0]
     flush(m)
     grad_a = torch.where(g.exists, -ga / g.tau, torch.zeros_like(ga))
-    gs += g.abs_diff_sum_backward(grad_a)
+    gs += g.abs_diff_sum_backward(grad_a, g.buffers[0])
+    return torch.where(g.exists, gs, torch.zeros_like(gs))
+
+
+def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
+    """:func:`backward_group` for a run with one kernel throughout (no absorption), in two ops a step.
+
+    Each step multiplies by the previous one's scaling (``given_h = õ_{h−1}``), so the walk back is
+    ``pq_{h−1} = −õ_{h−1}² ∘ (pq_h`` times the kernel``)``: one product and one multiply into a
+    buffer that holds ``õ²`` until then. The sign flips every step, so ``pq̃ = ±pq`` is kept
+    unsigned: ``+`` on row steps, ``−`` on column steps (the last step is a row step). The
+    kernel's gradient ``K ∘ Σ_h p_h ⊗ q_h`` is then two matrix–matrix products over all steps.
+    Large temporaries are few on purpose: each fresh ``[steps, b, w]`` block costs page faults.
+    """
+    g, kinds, outs = run.g, run.kinds, run.outs
+    last = len(kinds) - 1
+    m = g.kept if g.kept is not None else g.kernel(*run.segments[0][1:])
+    given = outs[last - 1]
+    p1 = outs[last] * g.row_w * grad[:, None]
+    p2 = -p1 * mean
+    q1 = given * g.col_h
+    t = _sum_rows(m, p1, p2)
+    pq = outs[:last].square()
+    pq[last - 1].mul_(g.col_h * t[:, 0] + t[:, 1])
+    rows, product = pq[:, :, None, :], torch.empty_like(p1)[:, None, :]
+    for h in range(last - 1, 0, -1):
+        pq[h - 1].mul_(torch.bmm(rows[h], m[kinds[h]], out=product)[:, 0])
+    # Σ p ⊗ q: the last step's two terms, step 0's (its given scaling is 1), then the rest by kind.
+    grad_log_m = torch.bmm(torch.stack([p1, p2], 2), torch.stack([q1, given], 1))
+    if kinds[0] == ROW:
+        grad_log_m.add_(pq[0][:, :, None])
+    else:
+        grad_log_m.sub_(pq[0][:, None, :])
+    row = 2 if kinds[0] == ROW else 1  # first row step after step 0
+    col = 3 - row
+    grad_log_m.baddbmm_(pq[row:last:2].permute(1, 2, 0), outs[row - 1 : last - 1 : 2].transpose(0, 1))
+    grad_log_m.baddbmm_(outs[col - 1 : last - 1 : 2].permute(1, 2, 0), pq[col:last:2].transpose(0, 1), alpha=-1)
+    grad_log_m.mul_(m[0])
+    if g.transposed:  # items on rows
+        grad_log_m = grad_log_m.transpose(1, 2)
+    sums = torch.bmm(torch.stack([g.r, run.ones], 1), grad_log_m)  # Σ over positions of r·G and G
+    grad_a = torch.where(g.exists, sums[:, 1] / -g.tau, torch.zeros_like(g.s))
+    gs = sums[:, 0] + g.abs_diff_sum_backward(grad_a, grad_log_m)
     return torch.where(g.exists, gs, torch.zeros_like(gs))
 
 
@@ -372,11 +440,15 @@ class KernelSinkhornDCG(torch.autograd.Function):
                 scores[lists[:, None], items], n[lists].to(scores.dtype), rank_weight[lists, :width],
                 gains[lists[:, None], items], tau, transposed,
             )  # fmt: skip
+            group.allocate()
             run = _Run(group, iters, tol)
             m = run.run()
             value, mean = run.value(m)
             dcg[lists] = value
-            group.buffers = None  # no N² block survives the forward
+            # The backward rebuilds the kernel unless it is no bigger than the history saved anyway.
+            if len(run.segments) == 1 and width <= len(run.kinds):
+                group.kept = m
+            group.buffers = None
             tensors, meta = _pack(lists, items, group, run, mean)
             saved += tensors
             metas.append(meta)
@@ -397,23 +469,33 @@ class KernelSinkhornDCG(torch.autograd.Function):
         return grad, None, None, None, None, None, None, None
 
 
+def _stacked(outs: list[Tensor] | Tensor) -> Tensor:
+    return outs if isinstance(outs, Tensor) else torch.stack(outs)
+
+
 def _pack(lists, items, group: _Group, run: _Run, mean: Tensor) -> tuple[list[Tensor], tuple]:
     """A group's record as tensors (for ``save_for_backward``) and plain metadata."""
     tensors = [
-        lists, items, group.s, group.n, group.rank_weight, group.gains, group.a_log, torch.stack(run.outs),
+        lists, items, group.s, group.n, group.rank_weight, group.gains, group.a_log, _stacked(run.outs),
         torch.stack([u for _, u, _ in run.segments]), torch.stack([w for _, _, w in run.segments]), mean,
     ]  # fmt: skip
-    return tensors, (len(run.kinds), [first for first, _, _ in run.segments])
+    if group.kept is not None:
+        tensors += group.kept
+    return tensors, (len(run.kinds), [first for first, _, _ in run.segments], group.kept is not None)
 
 
 def _unpack(saved, meta: tuple, tau: float, iters: int, transposed: bool):
-    steps, firsts = meta
+    steps, firsts, kept = meta
     lists, items, s, n, rank_weight, gains, a_log, outs, ubars, wbars, mean = (next(saved) for _ in range(11))
     group = _Group(s, n, rank_weight, gains, tau, transposed)
     group.a_log = a_log
+    if kept:
+        group.kept = next(saved), next(saved)
+    else:
+        group.allocate()
     run = _Run(group, iters, None)
     del run.kinds[steps:]
-    run.outs = list(outs)
+    run.outs = outs
     run.segments = list(zip(firsts, ubars, wbars))
     return lists, items, run, mean
 
