@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import math
 
+import numpy
+
 import torch
 from torch import Tensor
 
@@ -157,6 +159,37 @@ def _sum_rows(m: tuple[Tensor, Tensor], *vectors: Tensor) -> Tensor:
     return torch.bmm(_rows(vectors), m[0])
 
 
+def _on_host(t: Tensor) -> bool:
+    """Short CPU lists loop in NumPy: the same products (BLAS, one call per list), each op a few
+    microseconds cheaper than a torch call, which is most of a step at these sizes."""
+    return t.device.type == "cpu" and t.shape[-1] <= TRANSPOSE_COPY_MAX
+
+
+def _scalings(history: Tensor, ones: Tensor, right: tuple[Tensor, Tensor], kinds: list[int]) -> None:
+    """``history[h] = 1 / (history[h − 1] · right[kinds[h]])``, starting from ``ones``."""
+    if _on_host(history):
+        rows, mats, given = history.numpy()[:, :, None, :], [m.numpy() for m in right], ones.numpy()[:, None, :]
+        for h, kind in enumerate(kinds):
+            given = numpy.reciprocal(numpy.matmul(given, mats[kind], out=rows[h]), out=rows[h])
+        return
+    rows, given = history[:, :, None, :], ones[:, None, :]
+    for h, kind in enumerate(kinds):
+        given = torch.bmm(given, right[kind], out=rows[h]).reciprocal_()
+
+
+def _walk_back(pq: Tensor, m: tuple[Tensor, Tensor], kinds: list[int]) -> None:
+    """``pq[h − 1] *= pq[h] · m[kinds[h]]`` for ``h`` from the last row of ``pq`` down to 1."""
+    if _on_host(pq):
+        rows, mats = pq.numpy()[:, :, None, :], [t.numpy() for t in m]
+        product = numpy.empty_like(rows[0])
+        for h in range(len(pq) - 1, 0, -1):
+            numpy.multiply(rows[h - 1], numpy.matmul(rows[h], mats[kinds[h]], out=product), out=rows[h - 1])
+        return
+    rows, product = pq[:, :, None, :], torch.empty_like(pq[0])[:, None, :]
+    for h in range(len(pq) - 1, 0, -1):
+        rows[h - 1].mul_(torch.bmm(rows[h], m[kinds[h]], out=product))
+
+
 def _kinds(iters: int, transposed: bool) -> list[int]:
     """Half-step kinds in ``M``'s coordinates: NeuralSort's softmax first, always ending on rows."""
     kinds = [ROW] + [COL, ROW] * iters
@@ -164,8 +197,12 @@ def _kinds(iters: int, transposed: bool) -> list[int]:
 
 
 def _step(m: tuple[Tensor, Tensor], kind: int, given: Tensor) -> Tensor:
-    """One scaling half-step: the new scaling ``1 / (M given)`` along the step's axis."""
-    return (_sum_cols(m, given) if kind == ROW else _sum_rows(m, given))[:, 0].reciprocal_()
+    """One scaling half-step: the new scaling ``1 / (M given)`` along the step's axis (the same
+    product as :func:`_scalings`, so checked and unchecked runs agree to the bit)."""
+    right = m[1] if kind == ROW else m[0]
+    if _on_host(given):
+        return torch.from_numpy(numpy.reciprocal(numpy.matmul(given.numpy()[:, None, :], right.numpy())[:, 0]))
+    return torch.bmm(given[:, None, :], right)[:, 0].reciprocal_()
 
 
 def _fine(t: Tensor, big: float) -> bool:
@@ -288,11 +325,8 @@ class _Run:
         range the checked loop would have run exactly these products, so nothing changes; the
         only host synchronisation is the one check at the end."""
         history = torch.empty(len(self.kinds), *self.g.s.shape, dtype=self.g.s.dtype, device=self.g.s.device)
-        rows = history[:, :, None, :]
-        given = self.ones[:, None, :]
-        right = (m[1], m[0])  # a row step multiplies by Kᵀ on the right, a column step by K
-        for h, kind in enumerate(self.kinds):
-            given = torch.bmm(given, right[kind], out=rows[h]).reciprocal_()
+        # A row step multiplies by Kᵀ on the right, a column step by K.
+        _scalings(history, self.ones, (m[1], m[0]), self.kinds)
         if not _fine(history, big):
             return False
         self.outs = history
@@ -379,9 +413,7 @@ def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
     t = _sum_rows(m, p1, p2)
     pq = outs[:last].square()
     pq[last - 1].mul_(g.col_h * t[:, 0] + t[:, 1])
-    rows, product = pq[:, :, None, :], torch.empty_like(p1)[:, None, :]
-    for h in range(last - 1, 0, -1):
-        pq[h - 1].mul_(torch.bmm(rows[h], m[kinds[h]], out=product)[:, 0])
+    _walk_back(pq, m, kinds)
     # Σ p ⊗ q: the last step's two terms, step 0's (its given scaling is 1), then the rest by kind.
     grad_log_m = torch.bmm(torch.stack([p1, p2], 2), torch.stack([q1, given], 1))
     if kinds[0] == ROW:
