@@ -71,21 +71,24 @@ class _Group:
     on columns, the transposed variant works on ``Mᵀ`` (items on rows), so both end on a row step.
     """
 
-    def __init__(self, s: Tensor, n: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, transposed: bool):
-        self.s, self.n, self.tau, self.transposed = s, n, tau, transposed
+    def __init__(
+        self, s: Tensor, n: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, transposed: bool, padded: bool
+    ):
+        self.s, self.n, self.tau, self.transposed, self.padded = s, n, tau, transposed, padded
         self.rank_weight, self.gains = rank_weight, gains
         b, w = s.shape
         pos = torch.arange(1, w + 1, dtype=s.dtype, device=s.device)[None, :]
         exists = pos <= n[:, None]  # positions and items alike: the real items come first
         self.exists = exists
         self.v = exists.to(s.dtype)
-        self.r = torch.where(exists, (n[:, None] + 1 - 2 * pos) / tau, torch.zeros_like(pos))
-        self.padded = not bool(exists.all())
-        # Padding forms its own block, uniform over the padded rows and columns: doubly stochastic,
-        # never mixing with the real block, so the iterations need no masking at all.
-        pad_log = -torch.log((w - n).clamp(min=1).to(s.dtype))[:, None].expand(b, w)
-        self.pad_log = pad_log
-        self.a_log = torch.zeros_like(s)  # −A/τ at real items, −log(#padding) elsewhere
+        self.r = (n[:, None] + 1 - 2 * pos) / tau
+        self.pad_log: Tensor | None = None
+        if padded:  # a few ops less for the common full group
+            self.r = torch.where(exists, self.r, torch.zeros_like(pos))
+            # Padding forms its own block, uniform over the padded rows and columns: doubly
+            # stochastic, never mixing with the real block, so the iterations need no masking.
+            self.pad_log = -torch.log((w - n).clamp(min=1).to(s.dtype))[:, None].expand(b, w)
+        self.a_log: Tensor | None = None  # −A/τ at real items, −log(#padding) elsewhere (set by _Run)
         if transposed:  # items on rows
             self.x, self.y, self.row_w, self.col_h = s, self.r, gains, rank_weight
         else:
@@ -284,7 +287,9 @@ class _Run:
     def run(self) -> Tensor:
         """All half-steps (or up to convergence); returns the kernel of the last segment."""
         g, big = self.g, _big(self.g.s.dtype)
-        g.a_log = torch.where(g.exists, g.abs_diff_sum() / -g.tau, g.pad_log)
+        g.a_log = g.abs_diff_sum() / -g.tau
+        if g.padded:
+            g.a_log = torch.where(g.exists, g.a_log, g.pad_log)
         zero = self.ones - 1
         shift = -g.log_kernel(zero, zero).amax(-1 if self.kinds[0] == ROW else -2)
         shift = shift.clamp(min=torch.finfo(shift.dtype).min)  # rows of padding only: −inf max
@@ -460,28 +465,34 @@ class KernelSinkhornDCG(torch.autograd.Function):
     @staticmethod
     def forward(ctx, scores, valid, rank_weight, gains, tau, iters, transposed, tol):
         n = valid.sum(-1)
-        lengths, by_length = torch.sort(n, descending=True, stable=True)
-        compact = torch.argsort((~valid).to(torch.int8), dim=-1, stable=True)  # real items first
+        counts = n.tolist()
+        # A batch without padding is already compact and sorted: its groups are slices, no gathers.
+        full = not counts or min(counts) == scores.shape[-1]
+        if full:
+            lengths, by_length, compact = counts, None, None
+        else:
+            ordered, by_length = torch.sort(n, descending=True, stable=True)
+            compact = torch.argsort((~valid).to(torch.int8), dim=-1, stable=True)  # real items first
+            lengths = ordered.tolist()
         dcg = torch.zeros(scores.shape[0], dtype=scores.dtype, device=scores.device)
         saved: list[Tensor] = []
         metas = []
-        for first, stop, width in plan(lengths.tolist()):
-            lists = by_length[first:stop]
-            items = compact[lists, :width]
+        for first, stop, width in plan(lengths):
+            place = _Place(first, stop, width, by_length, compact)
             group = _Group(
-                scores[lists[:, None], items], n[lists].to(scores.dtype), rank_weight[lists, :width],
-                gains[lists[:, None], items], tau, transposed,
+                place.take(scores), place.take_lists(n).to(scores.dtype), place.take(rank_weight, compacted=False),
+                place.take(gains), tau, transposed, lengths[stop - 1] < width,
             )  # fmt: skip
             group.allocate()
             run = _Run(group, iters, tol)
             m = run.run()
             value, mean = run.value(m)
-            dcg[lists] = value
+            place.put(dcg, value)
             # The backward rebuilds the kernel unless it is no bigger than the history saved anyway.
             if len(run.segments) == 1 and width <= len(run.kinds):
                 group.kept = m
             group.buffers = None
-            tensors, meta = _pack(lists, items, group, run, mean)
+            tensors, meta = _pack(place, group, run, mean)
             saved += tensors
             metas.append(meta)
         # save_for_backward, not ctx attributes: autograd frees the O(iterations·B·N) history
@@ -496,8 +507,8 @@ class KernelSinkhornDCG(torch.autograd.Function):
         grad = torch.zeros(ctx.shape, dtype=grad_dcg.dtype, device=grad_dcg.device)
         saved = iter(ctx.saved_tensors)
         for meta in ctx.metas:
-            lists, items, run, mean = _unpack(saved, meta, ctx.tau, ctx.iters, ctx.transposed)
-            grad[lists[:, None], items] = backward_group(run, mean, grad_dcg[lists])
+            place, run, mean = _unpack(saved, meta, ctx.tau, ctx.iters, ctx.transposed)
+            place.put(grad, backward_group(run, mean, place.take_lists(grad_dcg)))
         return grad, None, None, None, None, None, None, None
 
 
@@ -505,21 +516,60 @@ def _stacked(outs: list[Tensor] | Tensor) -> Tensor:
     return outs if isinstance(outs, Tensor) else torch.stack(outs)
 
 
-def _pack(lists, items, group: _Group, run: _Run, mean: Tensor) -> tuple[list[Tensor], tuple]:
+class _Place:
+    """Where a group's lists and items sit in the batch: rows ``first:stop`` of the length order,
+    the first ``width`` items after compaction. ``lists``/``items`` are ``None`` for a batch
+    without padding, whose groups are plain slices."""
+
+    def __init__(self, first: int, stop: int, width: int, lists: Tensor | None, items: Tensor | None):
+        self.first, self.stop, self.width = first, stop, width
+        self.lists = None if lists is None else lists[first:stop]
+        self.items = None if items is None else items[self.lists, :width]
+
+    def take_lists(self, t: Tensor) -> Tensor:
+        return t[self.first : self.stop] if self.lists is None else t[self.lists]
+
+    def take(self, t: Tensor, compacted: bool = True) -> Tensor:
+        """The group's ``[b, width]`` block of ``t`` (items in compacted order unless not ``compacted``)."""
+        if self.lists is None:
+            return t[self.first : self.stop, : self.width]
+        if not compacted:
+            return t[self.lists, : self.width]
+        return t[self.lists[:, None], self.items]
+
+    def put(self, target: Tensor, values: Tensor) -> None:
+        """Writes a group's per-list ``[b]`` or per-item ``[b, width]`` values into ``target``."""
+        if self.lists is None:
+            block = target[self.first : self.stop]
+            (block if values.dim() == 1 else block[:, : self.width]).copy_(values)
+        elif values.dim() == 1:
+            target[self.lists] = values
+        else:
+            target[self.lists[:, None], self.items] = values
+
+
+def _pack(place: _Place, group: _Group, run: _Run, mean: Tensor) -> tuple[list[Tensor], tuple]:
     """A group's record as tensors (for ``save_for_backward``) and plain metadata."""
     tensors = [
-        lists, items, group.s, group.n, group.rank_weight, group.gains, group.a_log, _stacked(run.outs),
+        group.s, group.n, group.rank_weight, group.gains, group.a_log, _stacked(run.outs),
         torch.stack([u for _, u, _ in run.segments]), torch.stack([w for _, _, w in run.segments]), mean,
     ]  # fmt: skip
+    if place.lists is not None:
+        tensors += [place.lists, place.items]
     if group.kept is not None:
         tensors += group.kept
-    return tensors, (len(run.kinds), [first for first, _, _ in run.segments], group.kept is not None)
+    firsts = [first for first, _, _ in run.segments]
+    where = (place.first, place.stop, place.width, place.lists is not None)
+    return tensors, (len(run.kinds), firsts, group.kept is not None, group.padded, where)
 
 
 def _unpack(saved, meta: tuple, tau: float, iters: int, transposed: bool):
-    steps, firsts, kept = meta
-    lists, items, s, n, rank_weight, gains, a_log, outs, ubars, wbars, mean = (next(saved) for _ in range(11))
-    group = _Group(s, n, rank_weight, gains, tau, transposed)
+    steps, firsts, kept, padded, (first, stop, width, gathered) = meta
+    s, n, rank_weight, gains, a_log, outs, ubars, wbars, mean = (next(saved) for _ in range(9))
+    place = _Place(first, stop, width, None, None)
+    if gathered:
+        place.lists, place.items = next(saved), next(saved)
+    group = _Group(s, n, rank_weight, gains, tau, transposed, padded)
     group.a_log = a_log
     if kept:
         group.kept = next(saved), next(saved)
@@ -529,7 +579,7 @@ def _unpack(saved, meta: tuple, tau: float, iters: int, transposed: bool):
     del run.kinds[steps:]
     run.outs = outs
     run.segments = list(zip(firsts, ubars, wbars))
-    return lists, items, run, mean
+    return place, run, mean
 
 
 def kernel_dcg(
