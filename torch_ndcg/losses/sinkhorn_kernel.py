@@ -210,6 +210,9 @@ def _step(m: tuple[Tensor, Tensor], kind: int, given: Tensor) -> Tensor:
 
 def _fine(t: Tensor, big: float) -> bool:
     """All scalings finite and within ``[1/big, big]`` (one host synchronisation)."""
+    if t.device.type == "cpu":  # NumPy's min and max are about twice as fast as aminmax
+        values = t.numpy()
+        return bool(values.max() <= big) and bool(values.min() >= 1 / big)  # NaN fails both
     low, high = torch.aminmax(t)
     return bool((high <= big) & (low >= 1 / big))
 
