@@ -50,7 +50,7 @@ from .common import refuse_double_backward
 GROUP_ELEMENTS = 2**18
 # Lists up to this long also keep a contiguous Kᵀ (measured: 1.3× faster products at N = 27,
 # none from N ≈ 240 on, where the second copy only costs cache).
-TRANSPOSE_COPY_MAX = 64
+TRANSPOSE_COPY_MAX = 256
 # Padding elements a group may carry rather than start another group: at small widths a group's
 # ~8 ops per half-step cost about as much as products over this many elements (one CPU thread).
 GROUP_OVERHEAD_ELEMENTS = 2**15
@@ -83,6 +83,7 @@ class _Group:
         self.v = exists.to(s.dtype)
         self.r = (n[:, None] + 1 - 2 * pos) / tau
         self.pad_log: Tensor | None = None
+        self.cross: Tensor | None = None  # [b, w, w]: real × padding entries, for padded groups
         if padded:  # a few ops less for the common full group
             self.r = torch.where(exists, self.r, torch.zeros_like(pos))
             # Padding forms its own block, uniform over the padded rows and columns: doubly
@@ -110,19 +111,24 @@ class _Group:
         m = torch.addcmul(cols_add[:, None, :], self.x[:, :, None], self.y[:, None, :], out=self.buffers[0])
         m.add_(rows_add[:, :, None])
         if self.padded:
-            m.masked_fill_(self.exists[:, :, None] != self.exists[:, None, :], -torch.inf)
+            if self.cross is None:  # computed once: the forward builds the log-kernel twice
+                self.cross = self.exists[:, :, None] != self.exists[:, None, :]
+            m.masked_fill_(self.cross, -torch.inf)
         return m
 
-    def kernel(self, ubar: Tensor, wbar: Tensor) -> tuple[Tensor, Tensor]:
+    def kernel(self, ubar: Tensor, wbar: Tensor, log_m: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """``K`` and ``Kᵀ`` (a contiguous copy for short lists, where a row vector times a
         contiguous matrix is the fast batched product on CPU; a view for long ones, whose
-        kernel alone fills the cache)."""
-        log_m = self.log_kernel(ubar, wbar)
+        kernel alone fills the cache); from ``log_m`` when the caller has built it already."""
+        if log_m is None:
+            log_m = self.log_kernel(ubar, wbar)
         # Subnormal entries make exp and every product with them ~100× slower on x86. Below
         # tiny·BIG an entry scaled by two scalings (each ≤ BIG) stays under tiny·BIG³, far below
         # the rounding of a row sum of 1: zero it, and no entry–scaling product is subnormal.
+        # Entries are raised to just below the floor before the exp and zeroed after it: exp of
+        # -inf (the masked blocks) or of a huge negative number is ~5× slower than of a normal one.
         floor = math.log(torch.finfo(log_m.dtype).tiny * _big(log_m.dtype))
-        m = torch.nn.functional.threshold_(log_m, floor, -math.inf).exp_()
+        m = torch.nn.functional.threshold_(log_m.clamp_(min=floor - 1).exp_(), math.exp(floor), 0.0)
         if self.buffers[1] is None:
             return m, m.transpose(1, 2)
         return m, self.buffers[1].copy_(m.transpose(1, 2))
@@ -294,10 +300,12 @@ class _Run:
         if g.padded:
             g.a_log = torch.where(g.exists, g.a_log, g.pad_log)
         zero = self.ones - 1
-        shift = -g.log_kernel(zero, zero).amax(-1 if self.kinds[0] == ROW else -2)
+        axis = -1 if self.kinds[0] == ROW else -2
+        log_m = g.log_kernel(zero, zero)
+        shift = -log_m.amax(axis)
         shift = shift.clamp(min=torch.finfo(shift.dtype).min)  # rows of padding only: −inf max
         self.segments.append((0, shift, zero) if self.kinds[0] == ROW else (0, zero, shift))
-        m = g.kernel(*self.segments[0][1:])
+        m = g.kernel(*self.segments[0][1:], log_m=log_m.add_(shift.unsqueeze(axis)))
         if self.tol is None and self.run_unchecked(m, big):
             return m
         h, stop, careful, flag_at = 0, len(self.kinds), False, 0
