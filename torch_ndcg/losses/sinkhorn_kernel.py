@@ -43,7 +43,7 @@ import numpy
 import torch
 from torch import Tensor
 
-from .common import refuse_double_backward
+from . import common
 
 # Kernel elements per group: ~1 MiB in float32, measured fastest of 2¹⁶–2²² on one CPU thread
 # (the iterations re-read the kernel ~4·iters times, so it should stay in L2).
@@ -514,7 +514,7 @@ class KernelSinkhornDCG(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_dcg):
-        refuse_double_backward("kernel")
+        common.refuse_double_backward("kernel")
         grad = torch.zeros(ctx.shape, dtype=grad_dcg.dtype, device=grad_dcg.device)
         saved = iter(ctx.saved_tensors)
         for meta in ctx.metas:
