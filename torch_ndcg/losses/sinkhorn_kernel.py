@@ -48,12 +48,16 @@ from . import common
 # Kernel elements per group: ~1 MiB in float32, measured fastest of 2¹⁶–2²² on one CPU thread
 # (the iterations re-read the kernel ~4·iters times, so it should stay in L2).
 GROUP_ELEMENTS = 2**18
-# Lists up to this long also keep a contiguous Kᵀ (measured: 1.3× faster products at N = 27,
-# none from N ≈ 240 on, where the second copy only costs cache).
+# Lists up to this long also keep a contiguous Kᵀ: a row vector times the transposed view is
+# 1.3–2× slower than times a contiguous copy from N = 27 to N = 240 (one CPU thread); beyond,
+# a group is one list whose second copy would double the kernel's memory.
 TRANSPOSE_COPY_MAX = 256
 # Padding elements a group may carry rather than start another group: at small widths a group's
 # ~8 ops per half-step cost about as much as products over this many elements (one CPU thread).
 GROUP_OVERHEAD_ELEMENTS = 2**15
+# Lists up to this long do their products in NumPy on CPU. Not longer: OpenBLAS (NumPy's BLAS)
+# threads a matrix–vector product over ~9,000 elements, ignoring torch.set_num_threads.
+HOST_MAX_WIDTH = 64
 # Half-steps between host checks of the scalings (and of ``tol``).
 CHECK_EVERY = 10
 ROW, COL = 0, 1
@@ -171,7 +175,7 @@ def _sum_rows(m: tuple[Tensor, Tensor], *vectors: Tensor) -> Tensor:
 def _on_host(t: Tensor) -> bool:
     """Short CPU lists loop in NumPy: the same products (BLAS, one call per list), each op a few
     microseconds cheaper than a torch call, which is most of a step at these sizes."""
-    return t.device.type == "cpu" and t.shape[-1] <= TRANSPOSE_COPY_MAX
+    return t.device.type == "cpu" and t.shape[-1] <= HOST_MAX_WIDTH
 
 
 def _scalings(history: Tensor, ones: Tensor, right: tuple[Tensor, Tensor], kinds: list[int]) -> None:
