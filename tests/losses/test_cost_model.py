@@ -50,7 +50,9 @@ def test_costs_come_from_the_device_type_and_the_nearest_thread_count(monkeypatc
 
 def test_auto_follows_the_model_within_the_kernel_memory_cap(monkeypatch):
     lists = _lists([27] * 4, 27)
-    slow_kernel = {("cpu", t, impl): Cost(1.0 if impl == "kernel" else 1e-6, 0.0) for t in (1, 2) for impl in ("kernel", "streaming")}
+    slow_kernel = {
+        ("cpu", t, impl): Cost(1.0 if impl == "kernel" else 1e-6, 0.0) for t in (1, 2) for impl in ("kernel", "streaming")
+    }
     monkeypatch.setattr(cost_model, "MEASURED", slow_kernel)
     assert common.resolve_impl("auto", lists, kernel=True) == "streaming"
     monkeypatch.setattr(cost_model, "MEASURED", {})

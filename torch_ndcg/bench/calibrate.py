@@ -32,7 +32,9 @@ def _seconds(impl: str, batch: int, length: int, repeats: int) -> float:
     gen = torch.Generator().manual_seed(0)
     scores = torch.randn(batch, length, generator=gen).requires_grad_()
     relevance = torch.randint(0, 5, (batch, length), generator=gen)
-    run = lambda: tn.neural_ndcg_loss(scores, relevance, 10, gain="exp2", impl=impl, sinkhorn_iters=ITERS).backward()  # noqa: E731
+    def run() -> None:
+        tn.neural_ndcg_loss(scores, relevance, 10, gain="exp2", impl=impl, sinkhorn_iters=ITERS).backward()
+
     run()
     times = []
     for _ in range(repeats):
@@ -69,4 +71,5 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
           f"sizes (B, N) {sizes}, {ITERS} Sinkhorn iterations, forward+backward, float32")  # fmt: skip
     for threads in sorted({1, torch.get_num_threads()}):
         for impl, cost in calibrate(threads, sizes, repeats).items():
-            print(f'("cpu", {threads}, "{impl}"): Cost(per_call={cost.per_call:.3e}, per_element={cost.per_element:.3e}),')
+            cells = f"per_call={cost.per_call:.3e}, per_element={cost.per_element:.3e}"
+            print(f'("cpu", {threads}, "{impl}"): Cost({cells}),')

@@ -239,7 +239,8 @@ def _epoch_table(quick: bool) -> None:
     print(f"\nOne thread: one training epoch, {count} batches of 64 MSLR-like lists (lengths log-normal, median "
           f"{lengths.median():.0f}, mean {lengths.mean():.1f}, max {lengths.max():.0f}; padded width "
           f"{width:.0f} on average), {features} features, MLP 136-64-1, Adam; median of {rounds} interleaved epochs")  # fmt: skip
-    print("with NeuralNDCG at k=10, exp2 gain, τ=1, 50 Sinkhorn iterations, impl='auto'; ListNet as above, masked")
+    print(f"with NeuralNDCG at k=10, exp2 gain, τ=1, {SINKHORN_ITERS} Sinkhorn iterations, impl='auto'; "
+          "ListNet as above, masked")  # fmt: skip
     print(f"  ListNet epoch {ms['listnet']:8.1f} ms   NeuralNDCG epoch {ms['neural']:8.1f} ms   "
           f"NeuralNDCG/ListNet {ms['neural'] / ms['listnet']:.2f}x")  # fmt: skip
     torch.set_num_threads(threads)

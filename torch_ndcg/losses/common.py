@@ -130,7 +130,8 @@ def resolve_impl(impl: str, lists: LossLists, *, kernel: bool = False) -> str:
     with a ``kernel`` path, streaming unless the longest real list's ``N × N`` kernel fits
     :data:`AUTO_KERNEL_MAX_BYTES`, and then whichever of kernel and streaming the measured cost
     model of this device type and thread count estimates faster (kernel where none was measured);
-    for the others dense while its ``[B, N, N]`` tensors are small and streaming beyond. ``"triton"`` is checked here, so a missing package or a CPU tensor is a
+    for the others dense while its ``[B, N, N]`` tensors are small and streaming beyond.
+    ``"triton"`` is checked here, so a missing package or a CPU tensor is a
     clear error before any work.
     """
     if impl == "triton":
