@@ -36,3 +36,9 @@ def test_allrank_table_runs_with_or_without_allrank(capsys):
 
 def test_kernel_peak_memory_in_a_fresh_process():
     assert losses._peak_in_fresh_process("kernel", 2, 16) >= 0
+
+
+def test_epoch_table_prints_both_epochs_and_their_ratio(capsys):
+    losses._epoch_table(quick=True)
+    out = capsys.readouterr().out
+    assert "ListNet epoch" in out and "NeuralNDCG epoch" in out and "NeuralNDCG/ListNet" in out

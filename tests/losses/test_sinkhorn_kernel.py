@@ -43,6 +43,18 @@ def test_kernel_equals_dense(monkeypatch, dtype, k, options, group_elements):
 
 
 @pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("iters", [2, 8])  # the backward rebuilds the kernel (N = 9 > 5 steps) or keeps it
+@pytest.mark.parametrize("group_elements", [2**18, 100])
+def test_batches_without_padding_run_as_slices_and_equal_dense(monkeypatch, transposed, iters, group_elements):
+    monkeypatch.setattr(sinkhorn_kernel, "GROUP_ELEMENTS", group_elements)
+    scores, relevance, _ = awkward_batch(torch.float64)
+    options = {"k": 3, "gain": "exp2", "temperature": 0.5, "sinkhorn_iters": iters, "transposed": transposed}
+    dense = _value_and_grad(scores, relevance, None, "dense", **options)
+    kernel = _value_and_grad(scores, relevance, None, "kernel", **options)
+    torch.testing.assert_close(kernel, dense, atol=1e-10, rtol=1e-10)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize(("temperature", "scale"), [(1e-3, 1e4), (1e-3, 1.0), (1e3, 1e4)])
 def test_kernel_stays_exact_at_extreme_scores_and_temperatures(transposed, temperature, scale):
     gen = torch.Generator().manual_seed(3)

@@ -20,7 +20,7 @@ from .. import fused as fused_kernels
 from ..aggregation import apply_empty, reduce
 from ..dense import ideal_dcg, prepare as prepare_dense
 from ..validation import EMPTY, REDUCTIONS, check_option, check_positive
-from . import kernels
+from . import cost_model, kernels
 
 P = ParamSpec("P")
 
@@ -33,10 +33,9 @@ NEURAL_IMPLS = (*IMPLS, "kernel")
 # (B = 32, N = 128: 0.14 s vs 0.75 s for dense); below it, per-block overhead favours dense.
 # Not finely tuned.
 AUTO_DENSE_MAX_PAIRS = 2**16
-# impl="auto" runs NeuralNDCG's kernel path while one list's N×N kernel stays under this size
-# (its memory is one such kernel, or a cache-sized group of shorter ones, whatever B is);
-# the streaming path takes longer lists. In `python -m torch_ndcg.bench losses` the kernel path is
-# 7–20× faster than streaming at 64 × 27, 64 × 100 and 32 × 512 (one thread); not tuned per device.
+# impl="auto" runs NeuralNDCG's kernel path only while one list's N×N kernel stays under this size
+# (its memory is one such kernel, or a cache-sized group of shorter ones, whatever B is), and
+# then only where the measured cost model (:mod:`.cost_model`) says it is the faster path.
 AUTO_KERNEL_MAX_BYTES = 256 * 2**20
 
 
@@ -128,9 +127,11 @@ def rank_weights(lists: LossLists, discount: d.Discount) -> Tensor:
 
 def resolve_impl(impl: str, lists: LossLists, *, kernel: bool = False) -> str:
     """``"auto"``: the Triton kernels for CUDA tensors when Triton is installed; else, for a loss
-    with a ``kernel`` path, that path while the longest real list's ``N × N`` kernel fits
-    :data:`AUTO_KERNEL_MAX_BYTES`; else dense while its ``[B, N, N]`` tensors are small and
-    streaming beyond. ``"triton"`` is checked here, so a missing package or a CPU tensor is a
+    with a ``kernel`` path, streaming unless the longest real list's ``N × N`` kernel fits
+    :data:`AUTO_KERNEL_MAX_BYTES`, and then whichever of kernel and streaming the measured cost
+    model of this device type and thread count estimates faster (kernel where none was measured);
+    for the others dense while its ``[B, N, N]`` tensors are small and streaming beyond.
+    ``"triton"`` is checked here, so a missing package or a CPU tensor is a
     clear error before any work.
     """
     if impl == "triton":
@@ -140,9 +141,11 @@ def resolve_impl(impl: str, lists: LossLists, *, kernel: bool = False) -> str:
     if lists.scores.is_cuda and fused_kernels.importable():
         return "triton"
     if kernel:
-        longest = int(lists.valid.sum(-1).max()) if lists.valid.numel() else 0
-        if longest**2 * lists.scores.element_size() <= AUTO_KERNEL_MAX_BYTES:
-            return "kernel"
+        lengths = lists.valid.sum(-1).tolist() if lists.valid.numel() else []
+        if max(lengths, default=0) ** 2 * lists.scores.element_size() <= AUTO_KERNEL_MAX_BYTES:
+            costs = cost_model.costs_for(lists.scores.device, torch.get_num_threads())
+            return "kernel" if costs is None else cost_model.cheaper(costs, lengths, lists.length)
+        return "streaming"
     pairs = lists.scores.shape[0] * lists.length**2
     return "dense" if pairs <= AUTO_DENSE_MAX_PAIRS else "streaming"
 

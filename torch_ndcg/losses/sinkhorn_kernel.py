@@ -9,6 +9,9 @@ product and a reciprocal (Sinkhorn & Knopp 1967; Cuturi 2013):
 * rows:    ``ũ = 1 / (K w̃)``,
 * columns: ``w̃ = 1 / (Kᵀ ũ)``.
 
+Without ``tol`` all half-steps first run unchecked (two ops each, one host check at the end);
+only when a scaling left the safe range does the group rerun with the checks below.
+
 Stabilisation (Schmitzer 2019, "absorption"): every :data:`CHECK_EVERY` half-steps the scalings
 are checked on the host; when one left ``[1/BIG, BIG]`` (or became non-finite) the iteration rolls
 back to the last checked step, absorbs the scalings into ``Ū, W̄``, rebuilds ``K`` and replays the
@@ -17,8 +20,9 @@ underflows. Small τ and scores of ±1e4 thus stay exact where a plain scaling l
 
 The backward walks the half-steps in reverse, as the streaming path does, with the weights
 ``W = diag(ũ) K diag(w̃)`` of each step: one matrix–vector product per half-step. It saves only
-the ``O(iterations · B · N)`` scalings and rebuilds ``K`` (one ``exp`` per absorption segment);
-nothing ``N²`` lives between forward and backward.
+the ``O(iterations · B · N)`` scalings and rebuilds ``K`` (one ``exp`` per absorption segment),
+except that a group run with one kernel keeps it while it is no bigger than its scalings
+(``w ≤ steps``): what lives between forward and backward stays ``O(iterations · B · N)``.
 
 Lists are compacted (real items first), sorted by length and processed in groups whose kernels
 fit :data:`GROUP_ELEMENTS` (cache-sized), each group as wide as its longest list: a ragged batch
@@ -34,20 +38,26 @@ from __future__ import annotations
 
 import math
 
+import numpy
+
 import torch
 from torch import Tensor
 
-from .common import refuse_double_backward
+from . import common
 
 # Kernel elements per group: ~1 MiB in float32, measured fastest of 2¹⁶–2²² on one CPU thread
 # (the iterations re-read the kernel ~4·iters times, so it should stay in L2).
 GROUP_ELEMENTS = 2**18
-# Lists up to this long also keep a contiguous Kᵀ (measured: 1.3× faster products at N = 27,
-# none from N ≈ 240 on, where the second copy only costs cache).
-TRANSPOSE_COPY_MAX = 64
+# Lists up to this long also keep a contiguous Kᵀ: a row vector times the transposed view is
+# 1.3–2× slower than times a contiguous copy from N = 27 to N = 240 (one CPU thread); beyond,
+# a group is one list whose second copy would double the kernel's memory.
+TRANSPOSE_COPY_MAX = 256
 # Padding elements a group may carry rather than start another group: at small widths a group's
 # ~8 ops per half-step cost about as much as products over this many elements (one CPU thread).
 GROUP_OVERHEAD_ELEMENTS = 2**15
+# Lists up to this long do their products in NumPy on CPU. Not longer: OpenBLAS (NumPy's BLAS)
+# threads a matrix–vector product over ~9,000 elements, ignoring torch.set_num_threads.
+HOST_MAX_WIDTH = 64
 # Half-steps between host checks of the scalings (and of ``tol``).
 CHECK_EVERY = 10
 ROW, COL = 0, 1
@@ -65,27 +75,31 @@ class _Group:
     on columns, the transposed variant works on ``Mᵀ`` (items on rows), so both end on a row step.
     """
 
-    def __init__(self, s: Tensor, n: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, transposed: bool):
-        self.s, self.n, self.tau, self.transposed = s, n, tau, transposed
+    def __init__(
+        self, s: Tensor, n: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, transposed: bool, padded: bool
+    ):
+        self.s, self.n, self.tau, self.transposed, self.padded = s, n, tau, transposed, padded
         self.rank_weight, self.gains = rank_weight, gains
         b, w = s.shape
         pos = torch.arange(1, w + 1, dtype=s.dtype, device=s.device)[None, :]
         exists = pos <= n[:, None]  # positions and items alike: the real items come first
         self.exists = exists
         self.v = exists.to(s.dtype)
-        self.r = torch.where(exists, (n[:, None] + 1 - 2 * pos) / tau, torch.zeros_like(pos))
-        self.padded = not bool(exists.all())
-        # Padding forms its own block, uniform over the padded rows and columns: doubly stochastic,
-        # never mixing with the real block, so the iterations need no masking at all.
-        pad_log = -torch.log((w - n).clamp(min=1).to(s.dtype))[:, None].expand(b, w)
-        self.pad_log = pad_log
-        self.a_log = torch.zeros_like(s)  # −A/τ at real items, −log(#padding) elsewhere
+        self.r = (n[:, None] + 1 - 2 * pos) / tau
+        self.pad_log: Tensor | None = None
+        self.cross: Tensor | None = None  # [b, w, w]: real × padding entries, for padded groups
+        if padded:  # a few ops less for the common full group
+            self.r = torch.where(exists, self.r, torch.zeros_like(pos))
+            # Padding forms its own block, uniform over the padded rows and columns: doubly
+            # stochastic, never mixing with the real block, so the iterations need no masking.
+            self.pad_log = -torch.log((w - n).clamp(min=1).to(s.dtype))[:, None].expand(b, w)
+        self.a_log: Tensor | None = None  # −A/τ at real items, −log(#padding) elsewhere (set by _Run)
         if transposed:  # items on rows
             self.x, self.y, self.row_w, self.col_h = s, self.r, gains, rank_weight
         else:
             self.x, self.y, self.row_w, self.col_h = self.r, s, rank_weight, gains
         self.buffers: tuple[Tensor, Tensor] | None = None
-        self.allocate()
+        self.kept: tuple[Tensor, Tensor] | None = None  # the kernel saved by the forward, if any
 
     def allocate(self) -> None:
         b, w = self.s.shape
@@ -101,19 +115,24 @@ class _Group:
         m = torch.addcmul(cols_add[:, None, :], self.x[:, :, None], self.y[:, None, :], out=self.buffers[0])
         m.add_(rows_add[:, :, None])
         if self.padded:
-            m.masked_fill_(self.exists[:, :, None] != self.exists[:, None, :], -torch.inf)
+            if self.cross is None:  # computed once: the forward builds the log-kernel twice
+                self.cross = self.exists[:, :, None] != self.exists[:, None, :]
+            m.masked_fill_(self.cross, -torch.inf)
         return m
 
-    def kernel(self, ubar: Tensor, wbar: Tensor) -> tuple[Tensor, Tensor]:
+    def kernel(self, ubar: Tensor, wbar: Tensor, log_m: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """``K`` and ``Kᵀ`` (a contiguous copy for short lists, where a row vector times a
         contiguous matrix is the fast batched product on CPU; a view for long ones, whose
-        kernel alone fills the cache)."""
-        log_m = self.log_kernel(ubar, wbar)
+        kernel alone fills the cache); from ``log_m`` when the caller has built it already."""
+        if log_m is None:
+            log_m = self.log_kernel(ubar, wbar)
         # Subnormal entries make exp and every product with them ~100× slower on x86. Below
         # tiny·BIG an entry scaled by two scalings (each ≤ BIG) stays under tiny·BIG³, far below
         # the rounding of a row sum of 1: zero it, and no entry–scaling product is subnormal.
+        # Entries are raised to just below the floor before the exp and zeroed after it: exp of
+        # -inf (the masked blocks) or of a huge negative number is ~5× slower than of a normal one.
         floor = math.log(torch.finfo(log_m.dtype).tiny * _big(log_m.dtype))
-        m = torch.nn.functional.threshold_(log_m, floor, -math.inf).exp_()
+        m = torch.nn.functional.threshold_(log_m.clamp_(min=floor - 1).exp_(), math.exp(floor), 0.0)
         if self.buffers[1] is None:
             return m, m.transpose(1, 2)
         return m, self.buffers[1].copy_(m.transpose(1, 2))
@@ -123,10 +142,10 @@ class _Group:
         diff = torch.sub(self.s[:, None, :], self.s[:, :, None], out=self.buffers[0]).abs_()
         return torch.bmm(self.v[:, None, :], diff)[:, 0]
 
-    def abs_diff_sum_backward(self, grad_a: Tensor) -> Tensor:
-        """``gs_k = Σ_m v_m (g_k + g_m) sign(s_k − s_m)``."""
+    def abs_diff_sum_backward(self, grad_a: Tensor, buffer: Tensor) -> Tensor:
+        """``gs_k = Σ_m v_m (g_k + g_m) sign(s_k − s_m)``, through a free ``[b, w, w]`` buffer."""
         # Σ_m w_m sign(s_k − s_m) = −Σ_m w_m sign(s_m − s_k): rows index m, columns k.
-        sign = torch.sub(self.s[:, :, None], self.s[:, None, :], out=self.buffers[0]).sign_()
+        sign = torch.sub(self.s[:, :, None], self.s[:, None, :], out=buffer).sign_()
         sums = torch.bmm(torch.stack([self.v, self.v * grad_a], 1), sign)
         return -(grad_a * sums[:, 0] + sums[:, 1])
 
@@ -153,6 +172,37 @@ def _sum_rows(m: tuple[Tensor, Tensor], *vectors: Tensor) -> Tensor:
     return torch.bmm(_rows(vectors), m[0])
 
 
+def _on_host(t: Tensor) -> bool:
+    """Short CPU lists loop in NumPy: the same products (BLAS, one call per list), each op a few
+    microseconds cheaper than a torch call, which is most of a step at these sizes."""
+    return t.device.type == "cpu" and t.shape[-1] <= HOST_MAX_WIDTH
+
+
+def _scalings(history: Tensor, ones: Tensor, right: tuple[Tensor, Tensor], kinds: list[int]) -> None:
+    """``history[h] = 1 / (history[h − 1] · right[kinds[h]])``, starting from ``ones``."""
+    if _on_host(history):
+        rows, mats, given = history.numpy()[:, :, None, :], [m.numpy() for m in right], ones.numpy()[:, None, :]
+        for h, kind in enumerate(kinds):
+            given = numpy.reciprocal(numpy.matmul(given, mats[kind], out=rows[h]), out=rows[h])
+        return
+    rows, given = history[:, :, None, :], ones[:, None, :]
+    for h, kind in enumerate(kinds):
+        given = torch.bmm(given, right[kind], out=rows[h]).reciprocal_()
+
+
+def _walk_back(pq: Tensor, m: tuple[Tensor, Tensor], kinds: list[int]) -> None:
+    """``pq[h − 1] *= pq[h] · m[kinds[h]]`` for ``h`` from the last row of ``pq`` down to 1."""
+    if _on_host(pq):
+        rows, mats = pq.numpy()[:, :, None, :], [t.numpy() for t in m]
+        product = numpy.empty_like(rows[0])
+        for h in range(len(pq) - 1, 0, -1):
+            numpy.multiply(rows[h - 1], numpy.matmul(rows[h], mats[kinds[h]], out=product), out=rows[h - 1])
+        return
+    rows, product = pq[:, :, None, :], torch.empty_like(pq[0])[:, None, :]
+    for h in range(len(pq) - 1, 0, -1):
+        rows[h - 1].mul_(torch.bmm(rows[h], m[kinds[h]], out=product))
+
+
 def _kinds(iters: int, transposed: bool) -> list[int]:
     """Half-step kinds in ``M``'s coordinates: NeuralSort's softmax first, always ending on rows."""
     kinds = [ROW] + [COL, ROW] * iters
@@ -160,12 +210,19 @@ def _kinds(iters: int, transposed: bool) -> list[int]:
 
 
 def _step(m: tuple[Tensor, Tensor], kind: int, given: Tensor) -> Tensor:
-    """One scaling half-step: the new scaling ``1 / (M given)`` along the step's axis."""
-    return (_sum_cols(m, given) if kind == ROW else _sum_rows(m, given))[:, 0].reciprocal_()
+    """One scaling half-step: the new scaling ``1 / (M given)`` along the step's axis (the same
+    product as :func:`_scalings`, so checked and unchecked runs agree to the bit)."""
+    right = m[1] if kind == ROW else m[0]
+    if _on_host(given):
+        return torch.from_numpy(numpy.reciprocal(numpy.matmul(given.numpy()[:, None, :], right.numpy())[:, 0]))
+    return torch.bmm(given[:, None, :], right)[:, 0].reciprocal_()
 
 
 def _fine(t: Tensor, big: float) -> bool:
     """All scalings finite and within ``[1/big, big]`` (one host synchronisation)."""
+    if t.device.type == "cpu":  # NumPy's min and max are about twice as fast as aminmax
+        values = t.numpy()
+        return bool(values.max() <= big) and bool(values.min() >= 1 / big)  # NaN fails both
     low, high = torch.aminmax(t)
     return bool((high <= big) & (low >= 1 / big))
 
@@ -177,7 +234,9 @@ class _Run:
         self.g, self.tol = g, tol
         self.kinds = _kinds(iters, g.transposed)
         self.ones = torch.ones_like(g.s)
-        self.outs: list[Tensor] = []  # the scaling each half-step produced, relative to its segment
+        # The scaling each half-step produced, relative to its segment: a list while checked
+        # steps append to it, one [steps, b, w] tensor from an unchecked run or after unpacking.
+        self.outs: list[Tensor] | Tensor = []
         self.flags: list[tuple[int, Tensor]] = []
         self.segments: list[tuple[int, Tensor, Tensor]] = []  # (first step, Ū, W̄)
 
@@ -241,12 +300,18 @@ class _Run:
     def run(self) -> Tensor:
         """All half-steps (or up to convergence); returns the kernel of the last segment."""
         g, big = self.g, _big(self.g.s.dtype)
-        g.a_log = torch.where(g.exists, g.abs_diff_sum() / -g.tau, g.pad_log)
+        g.a_log = g.abs_diff_sum() / -g.tau
+        if g.padded:
+            g.a_log = torch.where(g.exists, g.a_log, g.pad_log)
         zero = self.ones - 1
-        shift = -g.log_kernel(zero, zero).amax(-1 if self.kinds[0] == ROW else -2)
+        axis = -1 if self.kinds[0] == ROW else -2
+        log_m = g.log_kernel(zero, zero)
+        shift = -log_m.amax(axis)
         shift = shift.clamp(min=torch.finfo(shift.dtype).min)  # rows of padding only: −inf max
         self.segments.append((0, shift, zero) if self.kinds[0] == ROW else (0, zero, shift))
-        m = g.kernel(*self.segments[0][1:])
+        m = g.kernel(*self.segments[0][1:], log_m=log_m.add_(shift.unsqueeze(axis)))
+        if self.tol is None and self.run_unchecked(m, big):
+            return m
         h, stop, careful, flag_at = 0, len(self.kinds), False, 0
         while h < stop:
             first = h
@@ -274,6 +339,19 @@ class _Run:
         del self.kinds[stop:]
         return m
 
+    def run_unchecked(self, m: tuple[Tensor, Tensor], big: float) -> bool:
+        """Every half-step with no host check, into one ``[steps, b, w]`` buffer (two ops a step);
+        ``False``, with nothing recorded, when a scaling left ``[1/BIG, BIG]``. When all are in
+        range the checked loop would have run exactly these products, so nothing changes; the
+        only host synchronisation is the one check at the end."""
+        history = torch.empty(len(self.kinds), *self.g.s.shape, dtype=self.g.s.dtype, device=self.g.s.device)
+        # A row step multiplies by Kᵀ on the right, a column step by K.
+        _scalings(history, self.ones, (m[1], m[0]), self.kinds)
+        if not _fine(history, big):
+            return False
+        self.outs = history
+        return True
+
     def value(self, m: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
         """Smooth DCG of the last (row) step's matrix: ``Σ_i row_w_i Σ_j W_ij col_h_j``, and the means."""
         g, last = self.g, len(self.kinds) - 1
@@ -288,6 +366,8 @@ def backward_group(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
     for the last step). The walk back needs one product per half-step; the scores' and ``a``'s
     parts (``Σ`` over the position axis of ``r``-weighted and plain terms) are summed per
     segment in one matrix–matrix product."""
+    if len(run.segments) == 1:
+        return backward_one_segment(run, mean, grad)
     g, kinds = run.g, run.kinds
     plain = not g.transposed
     gs = torch.zeros_like(g.s)
@@ -329,7 +409,47 @@ def backward_group(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
             back = given * _sum_cols(m, pq)[:, 0]
     flush(m)
     grad_a = torch.where(g.exists, -ga / g.tau, torch.zeros_like(ga))
-    gs += g.abs_diff_sum_backward(grad_a)
+    gs += g.abs_diff_sum_backward(grad_a, g.buffers[0])
+    return torch.where(g.exists, gs, torch.zeros_like(gs))
+
+
+def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
+    """:func:`backward_group` for a run with one kernel throughout (no absorption), in two ops a step.
+
+    Each step multiplies by the previous one's scaling (``given_h = õ_{h−1}``), so the walk back is
+    ``pq_{h−1} = −õ_{h−1}² ∘ (pq_h`` times the kernel``)``: one product and one multiply into a
+    buffer that holds ``õ²`` until then. The sign flips every step, so ``pq̃ = ±pq`` is kept
+    unsigned: ``+`` on row steps, ``−`` on column steps (the last step is a row step). The
+    kernel's gradient ``K ∘ Σ_h p_h ⊗ q_h`` is then two matrix–matrix products over all steps.
+    Large temporaries are few on purpose: each fresh ``[steps, b, w]`` block costs page faults.
+    """
+    g, kinds, outs = run.g, run.kinds, run.outs
+    last = len(kinds) - 1
+    m = g.kept if g.kept is not None else g.kernel(*run.segments[0][1:])
+    given = outs[last - 1]
+    p1 = outs[last] * g.row_w * grad[:, None]
+    p2 = -p1 * mean
+    q1 = given * g.col_h
+    t = _sum_rows(m, p1, p2)
+    pq = outs[:last].square()
+    pq[last - 1].mul_(g.col_h * t[:, 0] + t[:, 1])
+    _walk_back(pq, m, kinds)
+    # Σ p ⊗ q: the last step's two terms, step 0's (its given scaling is 1), then the rest by kind.
+    grad_log_m = torch.bmm(torch.stack([p1, p2], 2), torch.stack([q1, given], 1))
+    if kinds[0] == ROW:
+        grad_log_m.add_(pq[0][:, :, None])
+    else:
+        grad_log_m.sub_(pq[0][:, None, :])
+    row = 2 if kinds[0] == ROW else 1  # first row step after step 0
+    col = 3 - row
+    grad_log_m.baddbmm_(pq[row:last:2].permute(1, 2, 0), outs[row - 1 : last - 1 : 2].transpose(0, 1))
+    grad_log_m.baddbmm_(outs[col - 1 : last - 1 : 2].permute(1, 2, 0), pq[col:last:2].transpose(0, 1), alpha=-1)
+    grad_log_m.mul_(m[0])
+    if g.transposed:  # items on rows
+        grad_log_m = grad_log_m.transpose(1, 2)
+    sums = torch.bmm(torch.stack([g.r, run.ones], 1), grad_log_m)  # Σ over positions of r·G and G
+    grad_a = torch.where(g.exists, sums[:, 1] / -g.tau, torch.zeros_like(g.s))
+    gs = sums[:, 0] + g.abs_diff_sum_backward(grad_a, grad_log_m)
     return torch.where(g.exists, gs, torch.zeros_like(gs))
 
 
@@ -360,24 +480,34 @@ class KernelSinkhornDCG(torch.autograd.Function):
     @staticmethod
     def forward(ctx, scores, valid, rank_weight, gains, tau, iters, transposed, tol):
         n = valid.sum(-1)
-        lengths, by_length = torch.sort(n, descending=True, stable=True)
-        compact = torch.argsort((~valid).to(torch.int8), dim=-1, stable=True)  # real items first
+        counts = n.tolist()
+        # A batch without padding is already compact and sorted: its groups are slices, no gathers.
+        full = not counts or min(counts) == scores.shape[-1]
+        if full:
+            lengths, by_length, compact = counts, None, None
+        else:
+            ordered, by_length = torch.sort(n, descending=True, stable=True)
+            compact = torch.argsort((~valid).to(torch.int8), dim=-1, stable=True)  # real items first
+            lengths = ordered.tolist()
         dcg = torch.zeros(scores.shape[0], dtype=scores.dtype, device=scores.device)
         saved: list[Tensor] = []
         metas = []
-        for first, stop, width in plan(lengths.tolist()):
-            lists = by_length[first:stop]
-            items = compact[lists, :width]
+        for first, stop, width in plan(lengths):
+            place = _Place(first, stop, width, by_length, compact)
             group = _Group(
-                scores[lists[:, None], items], n[lists].to(scores.dtype), rank_weight[lists, :width],
-                gains[lists[:, None], items], tau, transposed,
+                place.take(scores), place.take_lists(n).to(scores.dtype), place.take(rank_weight, compacted=False),
+                place.take(gains), tau, transposed, lengths[stop - 1] < width,
             )  # fmt: skip
+            group.allocate()
             run = _Run(group, iters, tol)
             m = run.run()
             value, mean = run.value(m)
-            dcg[lists] = value
-            group.buffers = None  # no N² block survives the forward
-            tensors, meta = _pack(lists, items, group, run, mean)
+            place.put(dcg, value)
+            # The backward rebuilds the kernel unless it is no bigger than the history saved anyway.
+            if len(run.segments) == 1 and width <= len(run.kinds):
+                group.kept = m
+            group.buffers = None
+            tensors, meta = _pack(place, group, run, mean)
             saved += tensors
             metas.append(meta)
         # save_for_backward, not ctx attributes: autograd frees the O(iterations·B·N) history
@@ -388,34 +518,83 @@ class KernelSinkhornDCG(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_dcg):
-        refuse_double_backward("kernel")
+        common.refuse_double_backward("kernel")
         grad = torch.zeros(ctx.shape, dtype=grad_dcg.dtype, device=grad_dcg.device)
         saved = iter(ctx.saved_tensors)
         for meta in ctx.metas:
-            lists, items, run, mean = _unpack(saved, meta, ctx.tau, ctx.iters, ctx.transposed)
-            grad[lists[:, None], items] = backward_group(run, mean, grad_dcg[lists])
+            place, run, mean = _unpack(saved, meta, ctx.tau, ctx.iters, ctx.transposed)
+            place.put(grad, backward_group(run, mean, place.take_lists(grad_dcg)))
         return grad, None, None, None, None, None, None, None
 
 
-def _pack(lists, items, group: _Group, run: _Run, mean: Tensor) -> tuple[list[Tensor], tuple]:
+def _stacked(outs: list[Tensor] | Tensor) -> Tensor:
+    return outs if isinstance(outs, Tensor) else torch.stack(outs)
+
+
+class _Place:
+    """Where a group's lists and items sit in the batch: rows ``first:stop`` of the length order,
+    the first ``width`` items after compaction. ``lists``/``items`` are ``None`` for a batch
+    without padding, whose groups are plain slices."""
+
+    def __init__(self, first: int, stop: int, width: int, lists: Tensor | None, items: Tensor | None):
+        self.first, self.stop, self.width = first, stop, width
+        self.lists = None if lists is None else lists[first:stop]
+        self.items = None if items is None else items[self.lists, :width]
+
+    def take_lists(self, t: Tensor) -> Tensor:
+        return t[self.first : self.stop] if self.lists is None else t[self.lists]
+
+    def take(self, t: Tensor, compacted: bool = True) -> Tensor:
+        """The group's ``[b, width]`` block of ``t`` (items in compacted order unless not ``compacted``)."""
+        if self.lists is None:
+            return t[self.first : self.stop, : self.width]
+        if not compacted:
+            return t[self.lists, : self.width]
+        return t[self.lists[:, None], self.items]
+
+    def put(self, target: Tensor, values: Tensor) -> None:
+        """Writes a group's per-list ``[b]`` or per-item ``[b, width]`` values into ``target``."""
+        if self.lists is None:
+            block = target[self.first : self.stop]
+            (block if values.dim() == 1 else block[:, : self.width]).copy_(values)
+        elif values.dim() == 1:
+            target[self.lists] = values
+        else:
+            target[self.lists[:, None], self.items] = values
+
+
+def _pack(place: _Place, group: _Group, run: _Run, mean: Tensor) -> tuple[list[Tensor], tuple]:
     """A group's record as tensors (for ``save_for_backward``) and plain metadata."""
     tensors = [
-        lists, items, group.s, group.n, group.rank_weight, group.gains, group.a_log, torch.stack(run.outs),
+        group.s, group.n, group.rank_weight, group.gains, group.a_log, _stacked(run.outs),
         torch.stack([u for _, u, _ in run.segments]), torch.stack([w for _, _, w in run.segments]), mean,
     ]  # fmt: skip
-    return tensors, (len(run.kinds), [first for first, _, _ in run.segments])
+    if place.lists is not None:
+        tensors += [place.lists, place.items]
+    if group.kept is not None:
+        tensors += group.kept
+    firsts = [first for first, _, _ in run.segments]
+    where = (place.first, place.stop, place.width, place.lists is not None)
+    return tensors, (len(run.kinds), firsts, group.kept is not None, group.padded, where)
 
 
 def _unpack(saved, meta: tuple, tau: float, iters: int, transposed: bool):
-    steps, firsts = meta
-    lists, items, s, n, rank_weight, gains, a_log, outs, ubars, wbars, mean = (next(saved) for _ in range(11))
-    group = _Group(s, n, rank_weight, gains, tau, transposed)
+    steps, firsts, kept, padded, (first, stop, width, gathered) = meta
+    s, n, rank_weight, gains, a_log, outs, ubars, wbars, mean = (next(saved) for _ in range(9))
+    place = _Place(first, stop, width, None, None)
+    if gathered:
+        place.lists, place.items = next(saved), next(saved)
+    group = _Group(s, n, rank_weight, gains, tau, transposed, padded)
     group.a_log = a_log
+    if kept:
+        group.kept = next(saved), next(saved)
+    else:
+        group.allocate()
     run = _Run(group, iters, None)
     del run.kinds[steps:]
-    run.outs = list(outs)
+    run.outs = outs
     run.segments = list(zip(firsts, ubars, wbars))
-    return lists, items, run, mean
+    return place, run, mean
 
 
 def kernel_dcg(
