@@ -25,6 +25,20 @@ def test_standard_losses_table_quick(capsys):
         assert name in out
     assert "allRank not installed" in out or "allRank 1.4.3" in out
     assert "process peak MiB" in out
+    assert sum(line.startswith("  bare formula") for line in out.splitlines()) == 4  # ListNet, ListMLE × 2 sizes
+
+
+def test_bare_formulas_compute_the_losses():
+    """The floor rows time the same losses: on unpadded lists without tied labels they equal ours."""
+    import torch
+
+    import torch_ndcg as tn
+    from torch_ndcg.bench.ranking_losses import floors
+
+    scores = torch.randn(3, 7, dtype=torch.float64)
+    labels = torch.stack([torch.randperm(7) for _ in range(3)]).double()
+    torch.testing.assert_close(floors()["ListNet"](scores, labels), tn.listnet_loss(scores, labels, empty="keep"))
+    torch.testing.assert_close(floors()["ListMLE"](scores, labels), tn.listmle_loss(scores, labels, empty="keep"))
 
 
 def test_allrank_table_runs_with_or_without_allrank(capsys):

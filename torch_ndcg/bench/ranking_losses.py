@@ -48,6 +48,23 @@ def ours() -> dict[str, Callable[..., torch.Tensor]]:
     }
 
 
+def floors() -> dict[str, Callable[..., torch.Tensor]]:
+    """The bare formula of the listwise losses: its own few operations, no padding, no checks, no
+    ``empty``. No eager implementation can beat it by much, so its speed-up over allRank bounds
+    what a bar on these losses can ask of eager PyTorch at these sizes."""
+
+    def listnet(s: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return -(torch.softmax(y, -1) * torch.log_softmax(s, -1)).sum(-1).mean()
+
+    def listmle(s: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        ordered = s.gather(-1, y.argsort(dim=-1, descending=True, stable=True))
+        top = ordered.detach().amax(-1, keepdim=True)  # (logcumsumexp is several times slower on CPU)
+        suffix = (ordered - top).exp().flip(-1).cumsum(-1).flip(-1).log() + top
+        return (suffix - ordered).sum(-1).mean()
+
+    return {"ListNet": listnet, "ListMLE": listmle}
+
+
 def allrank_losses() -> Any:
     """allRank's ``allrank.models.losses`` package, or ``None`` when allRank is not installed.
 
@@ -93,22 +110,26 @@ def inputs(batch: int, length: int) -> tuple[torch.Tensor, torch.Tensor]:
     return scores, labels
 
 
-def seconds(loss: Callable[..., torch.Tensor], batch: int, length: int, sample_seconds: float = SAMPLE_SECONDS) -> float:
-    """Median forward+backward seconds of ``REPEATS`` samples after one warm-up call; a sample
-    averages as many calls as fill ``sample_seconds`` (one call when a call is longer), since a
-    single sub-millisecond call mostly measures the machine's noise."""
+def seconds(
+    losses: list[Callable[..., torch.Tensor]], batch: int, length: int, sample_seconds: float = SAMPLE_SECONDS
+) -> list[float]:
+    """Median forward+backward seconds of each loss over ``REPEATS`` rounds, the losses sampled in
+    turn within each round (a slow spell of a shared machine hits them alike), after one warm-up
+    call each; a sample averages as many calls as fill ``sample_seconds`` (one call when a call is
+    longer), since a single sub-millisecond call mostly measures the machine's noise."""
     scores, labels = inputs(batch, length)
     scores.requires_grad_()
 
-    def calls(count: int) -> float:
+    def calls(loss: Callable[..., torch.Tensor], count: int) -> float:
         start = time.perf_counter()
         for _ in range(count):
             scores.grad = None
             loss(scores, labels).backward()
         return (time.perf_counter() - start) / count
 
-    count = max(1, int(sample_seconds / calls(1)))
-    return sorted(calls(count) for _ in range(REPEATS))[REPEATS // 2]
+    counts = [max(1, int(sample_seconds / calls(loss, 1))) for loss in losses]
+    rounds = [[calls(loss, count) for loss, count in zip(losses, counts)] for _ in range(REPEATS)]
+    return [sorted(column)[REPEATS // 2] for column in zip(*rounds)]
 
 
 def _peak_mib() -> float:
@@ -155,15 +176,21 @@ def table(quick: bool = False) -> None:
         print(f"~{sample:g} s (or one call) after a warm-up; the label -1 -> mask conversion is timed on our side;")
         print(f"allRank {version}; allRank's conventions on both sides (label -1 = padding, exp2 gain and")
         print("reduction='sum' for LambdaLoss NDCG-Loss2++, k=None; the others reduce by mean; Softmax CE is")
-        print("allRank's binary_listNet, labels over their sum)")
+        print("allRank's binary_listNet, labels over their sum); 'bare formula' = the loss's own few ops")
+        print("(no padding, no checks, no empty): the most an eager implementation could gain")
         print(f"{'loss':<15} {'B':>3} {'N':>5}  {'torch_ndcg ms':>13} {'allRank ms':>13} {'speed-up':>9}")
+        rows = []  # (label, loss, the allRank loss it is compared with)
         for name, loss in ours().items():
+            rows.append((name, loss, name))
+            if name in floors():
+                rows.append(("  bare formula", floors()[name], name))
+        for name, loss, of in rows:
             for batch, length in sizes:
-                mine = seconds(loss, batch, length, sample)
-                if theirs is None or name not in theirs:
+                if theirs is None or of not in theirs:
+                    (mine,) = seconds([loss], batch, length, sample)
                     other, ratio = ("not installed" if theirs is None else "no such loss"), ""
                 else:
-                    t = seconds(theirs[name], batch, length, sample)
+                    mine, t = seconds([loss, theirs[of]], batch, length, sample)
                     other, ratio = f"{1e3 * t:.3f}", f"{t / mine:8.1f}x"
                 print(f"{name:<15} {batch:>3} {length:>5}  {1e3 * mine:13.3f} {other:>13} {ratio:>9}")
         batch, length = (2, 64) if quick else MEMORY_SIZE
