@@ -8,6 +8,7 @@ import torch  # noqa: E402
 from kernel_setup import DEVICE  # noqa: E402
 
 from torch_ndcg.losses.kernels import TorchBlocks  # noqa: E402
+from torch_ndcg.losses.common import SortRelaxation  # noqa: E402
 from torch_ndcg.losses.sinkhorn_streaming import sinkhorn_dcg  # noqa: E402
 from torch_ndcg.fused import ops as triton_ops  # noqa: E402
 
@@ -31,7 +32,7 @@ def lists(n: int, dtype: torch.dtype, batch: int = 3):
 
 def dcg_and_grad(ops, scores, valid, rank_weight, gains, tau, iters, transposed):
     x = scores.clone().requires_grad_(True)
-    dcg = sinkhorn_dcg(x, valid, rank_weight, gains, tau, iters, transposed, ops)
+    dcg = sinkhorn_dcg(x, SortRelaxation(valid, rank_weight, gains, tau, iters, transposed), ops)
     (dcg * torch.arange(1, len(dcg) + 1, dtype=dcg.dtype, device=DEVICE)).sum().backward()
     return dcg.detach(), x.grad
 
@@ -67,6 +68,6 @@ def test_neural_sinkhorn_float64_gradcheck() -> None:
     scores.requires_grad_(True)
 
     def dcg(s):
-        return sinkhorn_dcg(s, valid, rank_weight, gains, 0.7, 2, True, triton_ops)
+        return sinkhorn_dcg(s, SortRelaxation(valid, rank_weight, gains, 0.7, 2, True), triton_ops)
 
     assert torch.autograd.gradcheck(dcg, (scores,))

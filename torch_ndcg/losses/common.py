@@ -55,6 +55,20 @@ class LossLists:
         return self.scores.shape[-1]
 
 
+@dataclass(frozen=True)
+class SortRelaxation:
+    """What every NeuralNDCG implementation takes besides the scores (which stay a separate
+    argument, so that autograd sees them): the lists' real items, the weights, and the relaxation's
+    temperature, Sinkhorn iterations and orientation."""
+
+    valid: Tensor  # [B, N] bool, True for real items
+    rank_weight: Tensor  # [B, N] discount × cutoff weight of each rank
+    gains: Tensor  # [B, N], 0 at masked items
+    tau: float
+    iters: int
+    transposed: bool
+
+
 def single_cutoff(k: d.Cutoff) -> int | None:
     """A loss optimises one NDCG@k: a sequence of cutoffs is refused rather than silently summed."""
     cutoffs, many = d.resolve_cutoffs(k)

@@ -31,16 +31,9 @@ def _normalise(logp: Tensor, exists: Tensor, dim: int) -> Tensor:
     return (logp - torch.logsumexp(finite, dim, keepdim=True)).masked_fill(~exists, -torch.inf)
 
 
-def dense_dcg(
-    scores: Tensor,
-    valid: Tensor,
-    rank_weight: Tensor,
-    gains: Tensor,
-    tau: float,
-    iters: int,
-    transposed: bool,
-) -> Tensor:
+def dense_dcg(scores: Tensor, relaxation: common.SortRelaxation) -> Tensor:
     """Smooth DCG ``[B]`` from the explicit ``[B, N, N]`` NeuralSort + Sinkhorn matrix."""
+    valid, tau = relaxation.valid, relaxation.tau
     v = valid.to(scores.dtype)
     n = v.sum(-1, keepdim=True)
     pos = common.positions(scores)
@@ -48,13 +41,13 @@ def dense_dcg(
     logits = ((n + 1 - 2 * pos)[:, :, None] * scores[:, None, :] - spread[:, None, :]) / tau
     exists = (pos <= n)[:, :, None] & valid[:, None, :]  # rows: positions 1..n; columns: items
     logp = _normalise(logits.masked_fill(~exists, -torch.inf), exists, -1)  # NeuralSort P̂
-    if transposed:
+    if relaxation.transposed:
         logp, exists = logp.transpose(1, 2), exists.transpose(1, 2)
-    for _ in range(iters):
+    for _ in range(relaxation.iters):
         logp = _normalise(_normalise(logp, exists, -2), exists, -1)
-    if transposed:
+    if relaxation.transposed:
         logp = logp.transpose(1, 2)
-    return torch.einsum("bi,bij,bj->b", rank_weight, logp.exp(), gains)
+    return torch.einsum("bi,bij,bj->b", relaxation.rank_weight, logp.exp(), relaxation.gains)
 
 
 def _gumbel(shape: tuple[int, ...], like: Tensor, generator: torch.Generator | None) -> Tensor:
@@ -90,11 +83,12 @@ def _smooth_dcg(
     s, valid, gains = lists.scores, lists.valid, lists.gains
 
     def one(scores: Tensor, valid: Tensor, rank_weight: Tensor, gains: Tensor) -> Tensor:
+        relaxation = common.SortRelaxation(valid, rank_weight, gains, tau, iters, transposed)
         if impl == "dense":
-            return dense_dcg(scores, valid, rank_weight, gains, tau, iters, transposed)
+            return dense_dcg(scores, relaxation)
         if impl == "kernel":
             return kernel_dcg(scores, valid, rank_weight, gains, tau, iters, transposed, tol)
-        return sinkhorn_dcg(scores, valid, rank_weight, gains, tau, iters, transposed, common.block_ops(impl, scores))
+        return sinkhorn_dcg(scores, relaxation, common.block_ops(impl, scores))
 
     if not stochastic:
         return one(s, valid, rank_weight, gains)

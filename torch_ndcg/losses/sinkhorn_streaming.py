@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from torch import Tensor
 from . import kernels
-from .common import positions, refuse_double_backward, valid_counts
+from .common import SortRelaxation, positions, refuse_double_backward, valid_counts
 
 
 def half_steps(iters: int, transposed: bool) -> list[str]:
@@ -55,17 +55,9 @@ class SinkhornDCG(torch.autograd.Function):
     """Smooth DCG ``[B]`` of ``scores [B, N]``; ``ops`` provides the block primitives."""
 
     @staticmethod
-    def forward(
-        ctx,
-        scores: Tensor,
-        valid: Tensor,
-        rank_weight: Tensor,
-        gains: Tensor,
-        tau: float,
-        iters: int,
-        transposed: bool,
-        ops: Any,
-    ) -> Tensor:
+    def forward(ctx, scores: Tensor, relaxation: SortRelaxation, ops: Any) -> Tensor:
+        valid, rank_weight, gains, tau = relaxation.valid, relaxation.rank_weight, relaxation.gains, relaxation.tau
+        iters, transposed = relaxation.iters, relaxation.transposed
         r, rows = row_coefficients(valid, tau, scores.dtype)
         v = valid.to(scores.dtype)
         column = ops.abs_diff_sum(scores, v).div(-tau).masked_fill(~valid, -torch.inf)
@@ -123,23 +115,14 @@ class SinkhornDCG(torch.autograd.Function):
         grad_s = torch.where(valid, grad_s, torch.zeros_like(grad_s))
         if hasattr(ops, "release"):
             ops.release()  # the graph may outlive backward (a kept loss): keep no blocks with it
-        return grad_s, None, None, None, None, None, None, None
+        return grad_s, None, None
 
 
-def sinkhorn_dcg(
-    scores: Tensor,
-    valid: Tensor,
-    rank_weight: Tensor,
-    gains: Tensor,
-    tau: float,
-    iters: int,
-    transposed: bool,
-    ops: Any = None,
-) -> Tensor:
+def sinkhorn_dcg(scores: Tensor, relaxation: SortRelaxation, ops: Any = None) -> Tensor:
     """Streaming smooth DCG ``[B]``; same value and gradient as the dense reference.
 
     ``ops`` supplies the block primitives of :mod:`.kernels` (default: a fresh
     :class:`kernels.TorchBlocks`).
     """
     ops = kernels.TorchBlocks() if ops is None else ops
-    return SinkhornDCG.apply(scores, valid, rank_weight, gains, tau, iters, transposed, ops)
+    return SinkhornDCG.apply(scores, relaxation, ops)
