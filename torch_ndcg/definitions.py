@@ -74,22 +74,22 @@ def is_relevant(relevance: Tensor, threshold: float | None) -> Tensor:
     return relevance > 0 if threshold is None else relevance >= threshold
 
 
+def _named(option: str, value: object, named: dict[str, Callable[[Tensor], Tensor]]) -> Callable[[Tensor], Tensor]:
+    if callable(value):
+        return value
+    if isinstance(value, str) and value in named:
+        return named[value]
+    raise ValueError(f"{option} must be one of {sorted(named)} or a callable, got {value!r}")
+
+
 def resolve_gain(gain: Gain) -> GainFn:
     """Return the gain function named by ``gain`` (``"linear"``, ``"exp2"``) or ``gain`` itself."""
-    if callable(gain):
-        return gain
-    if isinstance(gain, str) and gain in _GAINS:
-        return _GAINS[gain]
-    raise ValueError(f"gain must be one of {sorted(_GAINS)} or a callable, got {gain!r}")
+    return _named("gain", gain, _GAINS)
 
 
 def resolve_discount(discount: Discount) -> DiscountFn:
     """Return the discount function named by ``discount`` (``"log2"``) or ``discount`` itself."""
-    if callable(discount):
-        return discount
-    if isinstance(discount, str) and discount in _DISCOUNTS:
-        return _DISCOUNTS[discount]
-    raise ValueError(f"discount must be one of {sorted(_DISCOUNTS)} or a callable, got {discount!r}")
+    return _named("discount", discount, _DISCOUNTS)
 
 
 def compute_dtype(*tensors: Tensor | None) -> torch.dtype:

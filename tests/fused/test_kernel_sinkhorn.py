@@ -7,7 +7,7 @@ pytest.importorskip("triton")  # the kernels need the real package
 import torch  # noqa: E402
 from kernel_setup import DEVICE  # noqa: E402
 
-from torch_ndcg.losses.kernels import TorchBlocks  # noqa: E402
+from torch_ndcg.losses.kernels import TorchBlocks, WeightedMean  # noqa: E402
 from torch_ndcg.fused import sinkhorn as triton_ops  # noqa: E402
 
 torch_ops = TorchBlocks()  # the streaming PyTorch primitives
@@ -57,8 +57,9 @@ def test_lse_outer_backward(n: int, dtype: torch.dtype, block) -> None:
     # As in the Sinkhorn backward: dropped rows and rows without columns get no gradient.
     dead = ~torch.isfinite(f)
     grad_f, grad_m = grad_f.masked_fill(dead, 0.0), grad_m.masked_fill(dead, 0.0)
-    expected = torch_ops.lse_outer_backward(x, y, z, f, grad_f, h, m, grad_m)
-    close(triton_ops.lse_outer_backward(x, y, z, f, grad_f, h, m, grad_m, block=block), expected)
+    mean = WeightedMean(h, m, grad_m)
+    expected = torch_ops.lse_outer_backward(x, y, z, f, grad_f, mean)
+    close(triton_ops.lse_outer_backward(x, y, z, f, grad_f, mean, block=block), expected)
     expected = torch_ops.lse_outer_backward(x, y, z, f, grad_f)
     close(triton_ops.lse_outer_backward(x, y, z, f, grad_f, block=block), expected)
 

@@ -14,7 +14,7 @@ Contracts (``[B, N]`` tensors; ``z = −inf`` marks a missing column; see the lo
 * ``lse_outer(x, y, z, h=None) -> (f, m)``: ``f_i = log Σ_j exp(x_i y_j + z_j)``,
   ``m_i = Σ_j W_ij h_j`` with ``W_ij = exp(x_i y_j + z_j − f_i)``; a row without columns has
   ``f_i = −inf``, ``m_i = 0``.
-* ``lse_outer_backward(x, y, z, f, grad_f, h, m, grad_m) -> (gx, gy, gz)`` with
+* ``lse_outer_backward(x, y, z, f, grad_f, mean=None) -> (gx, gy, gz)``, ``mean = (h, m, grad_m)``, with
   ``G_ij = W_ij (α_i + grad_m_i h_j)``, ``α = grad_f − grad_m m``: ``gx_i = Σ_j G_ij y_j``,
   ``gy_j = Σ_i G_ij x_i``, ``gz_j = Σ_i G_ij``; rows with ``f_i = ±inf`` weigh nothing.
 * ``abs_diff_sum(s, valid) -> A``, ``A_j = Σ_m v_m |s_j − s_m|``, and its backward
@@ -23,12 +23,17 @@ Contracts (``[B, N]`` tensors; ``z = −inf`` marks a missing column; see the lo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 import triton
 import triton.language as tl
 from torch import Tensor
 
 from .launch import compute_dtype, contiguous, launch
+
+if TYPE_CHECKING:  # the record of the interface these kernels implement (no import upwards at run time)
+    from ..losses.kernels import WeightedMean
 
 _NEG_INF = tl.constexpr(float("-inf"))
 
@@ -181,17 +186,10 @@ def lse_outer(
 
 
 def lse_outer_backward(
-    x: Tensor,
-    y: Tensor,
-    z: Tensor,
-    f: Tensor,
-    grad_f: Tensor,
-    h: Tensor | None = None,
-    m: Tensor | None = None,
-    grad_m: Tensor | None = None,
-    *,
+    x: Tensor, y: Tensor, z: Tensor, f: Tensor, grad_f: Tensor, mean: WeightedMean | None = None, *,
     block: tuple[int, int] | None = None,
 ) -> tuple[Tensor, Tensor, Tensor]:
+    h, m, grad_m = (None, None, None) if mean is None else mean
     # Rows whose f is -inf have no column at all; +inf makes their weights exactly 0, not NaN.
     f = f.masked_fill(f == -torch.inf, torch.inf)
     alpha = grad_f if grad_m is None else grad_f - grad_m * m

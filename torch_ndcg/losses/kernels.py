@@ -14,7 +14,8 @@ block is rebuilt from vectors rather than stored):
       ``f_i = log Σ_j exp(x_i y_j + z_j)``; with ``h``, also the softmax-weighted mean
       ``m_i = Σ_j W_ij h_j`` where ``W_ij = exp(x_i y_j + z_j − f_i)``. A row with no existing
       column has ``f_i = −inf`` and ``m_i = 0``.
-* ``lse_outer_backward(x, y, z, f, grad_f, h=None, m=None, grad_m=None) -> (gx, gy, gz)``
+* ``lse_outer_backward(x, y, z, f, grad_f, mean=None) -> (gx, gy, gz)``, ``mean`` a
+      :class:`WeightedMean` ``(h, m, grad_m)`` when the forward computed ``m``:
       gradients of ``Σ_i grad_f_i f_i + grad_m_i m_i`` with respect to ``x``, ``y`` and ``z``.
       With ``G_ij = W_ij (α_i + grad_m_i h_j)`` and ``α = grad_f − grad_m m``:
       ``gz_j = Σ_i G_ij``, ``gy_j = Σ_i G_ij x_i``, ``gx_i = Σ_j G_ij y_j``.
@@ -41,6 +42,7 @@ when they fit, else row slices of one list), in two buffers it reuses from call 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import torch
 from torch import Tensor
@@ -63,6 +65,15 @@ def blocks(batch: int, rows: int, cols: int, itemsize: int) -> list[tuple[slice,
 def _column_sums(weights: Tensor, left: Tensor) -> Tensor:
     """``Σ_i left[i, k] · weights[i, j]`` → ``[b, k, cols]`` (a short-wide GEMM: fast on CPU BLAS)."""
     return torch.bmm(left.transpose(1, 2), weights)
+
+
+class WeightedMean(NamedTuple):
+    """The weighted mean ``m`` that ``lse_outer`` computed with ``h``, and its gradient: given
+    together to ``lse_outer_backward`` (all three or none)."""
+
+    h: Tensor
+    m: Tensor
+    grad_m: Tensor
 
 
 class TorchBlocks:
@@ -107,21 +118,14 @@ class TorchBlocks:
         return f, m
 
     def lse_outer_backward(
-        self,
-        x: Tensor,
-        y: Tensor,
-        z: Tensor,
-        f: Tensor,
-        grad_f: Tensor,
-        h: Tensor | None = None,
-        m: Tensor | None = None,
-        grad_m: Tensor | None = None,
+        self, x: Tensor, y: Tensor, z: Tensor, f: Tensor, grad_f: Tensor, mean: WeightedMean | None = None
     ) -> tuple[Tensor, Tensor, Tensor]:
         gx, gy, gz = torch.zeros_like(x), torch.zeros_like(y), torch.zeros_like(z)
         # The weights are recomputed as a softmax (fused, exact normaliser), so f is unused here.
         # A finite floor for missing columns keeps rows without any column NaN-free; such rows,
         # like rows the caller dropped, carry zero gradient.
         z = z.clamp(min=torch.finfo(z.dtype).min)
+        h, m, grad_m = (None, None, None) if mean is None else mean
         if grad_m is None:
             alpha = grad_f
             left = torch.stack([alpha, alpha * x], dim=-1)

@@ -29,6 +29,7 @@ from typing import Any
 import torch
 from torch import Tensor
 from . import kernels
+from .kernels import WeightedMean
 from .common import SortRelaxation, positions, refuse_double_backward, valid_counts
 
 
@@ -92,11 +93,11 @@ class SinkhornDCG(torch.autograd.Function):
         grad = grad_dcg[:, None]
         if steps[-1] == "row":
             _, grad_s, grad_z = ops.lse_outer_backward(
-                r, scores, states[-1], f, torch.zeros_like(f), gains, mean, grad * rank_weight
+                r, scores, states[-1], f, torch.zeros_like(f), WeightedMean(gains, mean, grad * rank_weight)
             )
         else:
             grad_s, _, grad_z = ops.lse_outer_backward(
-                scores, r, states[-1], f, torch.zeros_like(f), rank_weight, mean, grad * gains
+                scores, r, states[-1], f, torch.zeros_like(f), WeightedMean(rank_weight, mean, grad * gains)
             )
         for h in range(len(steps) - 2, -1, -1):
             # state h+1 = -f where the output exists (-inf elsewhere, i.e. f = +inf: zero weight).
