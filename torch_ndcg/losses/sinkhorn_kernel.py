@@ -56,8 +56,8 @@ TRANSPOSE_COPY_MAX = 256
 # ~8 ops per half-step cost about as much as products over this many elements (one CPU thread).
 GROUP_OVERHEAD_ELEMENTS = 2**15
 # Lists up to this long do their products in NumPy on CPU. Not longer: OpenBLAS (NumPy's BLAS)
-# threads a matrix–vector product over ~9,000 elements, ignoring torch.set_num_threads.
-HOST_MAX_WIDTH = 64
+# threads a matrix–vector product of 2304·4 = 96² elements or more, ignoring torch.set_num_threads.
+HOST_MAX_WIDTH = 95
 # Half-steps between host checks of the scalings (and of ``tol``).
 CHECK_EVERY = 10
 ROW, COL = 0, 1
@@ -180,27 +180,30 @@ def _on_host(t: Tensor) -> bool:
 
 def _scalings(history: Tensor, ones: Tensor, right: tuple[Tensor, Tensor], kinds: list[int]) -> None:
     """``history[h] = 1 / (history[h − 1] · right[kinds[h]])``, starting from ``ones``."""
+    # The rows and matrices are listed before the loop: an index per step costs about as much
+    # as the step's reciprocal at these sizes.
     if _on_host(history):
-        rows, mats, given = history.numpy()[:, :, None, :], [m.numpy() for m in right], ones.numpy()[:, None, :]
-        for h, kind in enumerate(kinds):
-            given = numpy.reciprocal(numpy.matmul(given, mats[kind], out=rows[h]), out=rows[h])
+        mats = [m.numpy() for m in right]
+        given = ones.numpy()[:, None, :]
+        for row, mat in zip(history.numpy()[:, :, None, :], [mats[kind] for kind in kinds]):
+            given = numpy.reciprocal(numpy.matmul(given, mat, out=row), out=row)
         return
-    rows, given = history[:, :, None, :], ones[:, None, :]
-    for h, kind in enumerate(kinds):
-        given = torch.bmm(given, right[kind], out=rows[h]).reciprocal_()
+    given = ones[:, None, :]
+    for row, mat in zip(history[:, :, None, :].unbind(0), [right[kind] for kind in kinds]):
+        given = torch.bmm(given, mat, out=row).reciprocal_()
 
 
 def _walk_back(pq: Tensor, m: tuple[Tensor, Tensor], kinds: list[int]) -> None:
     """``pq[h − 1] *= pq[h] · m[kinds[h]]`` for ``h`` from the last row of ``pq`` down to 1."""
     if _on_host(pq):
-        rows, mats = pq.numpy()[:, :, None, :], [t.numpy() for t in m]
+        rows, mats = list(pq.numpy()[:, :, None, :]), [t.numpy() for t in m]
         product = numpy.empty_like(rows[0])
-        for h in range(len(pq) - 1, 0, -1):
-            numpy.multiply(rows[h - 1], numpy.matmul(rows[h], mats[kinds[h]], out=product), out=rows[h - 1])
+        for lower, upper, kind in zip(rows[-2::-1], rows[:0:-1], kinds[len(rows) - 1 : 0 : -1]):
+            numpy.multiply(lower, numpy.matmul(upper, mats[kind], out=product), out=lower)
         return
-    rows, product = pq[:, :, None, :], torch.empty_like(pq[0])[:, None, :]
-    for h in range(len(pq) - 1, 0, -1):
-        rows[h - 1].mul_(torch.bmm(rows[h], m[kinds[h]], out=product))
+    rows, product = pq[:, :, None, :].unbind(0), torch.empty_like(pq[0])[:, None, :]
+    for lower, upper, kind in zip(rows[-2::-1], rows[:0:-1], kinds[len(rows) - 1 : 0 : -1]):
+        lower.mul_(torch.bmm(upper, m[kind], out=product))
 
 
 def _kinds(iters: int, transposed: bool) -> list[int]:
@@ -434,12 +437,10 @@ def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
     pq = outs[:last].square()
     pq[last - 1].mul_(g.col_h * t[:, 0] + t[:, 1])
     _walk_back(pq, m, kinds)
-    # Σ p ⊗ q: the last step's two terms, step 0's (its given scaling is 1), then the rest by kind.
-    grad_log_m = torch.bmm(torch.stack([p1, p2], 2), torch.stack([q1, given], 1))
-    if kinds[0] == ROW:
-        grad_log_m.add_(pq[0][:, :, None])
-    else:
-        grad_log_m.sub_(pq[0][:, None, :])
+    # Σ p ⊗ q: step 0's term (its given scaling is 1) and the last step's two, as broadcast
+    # products (a two-column matrix product costs several times as much), then the rest by kind.
+    first = pq[0][:, :, None] if kinds[0] == ROW else -pq[0][:, None, :]
+    grad_log_m = torch.addcmul(first, p1[:, :, None], q1[:, None, :]).addcmul_(p2[:, :, None], given[:, None, :])
     row = 2 if kinds[0] == ROW else 1  # first row step after step 0
     col = 3 - row
     grad_log_m.baddbmm_(pq[row:last:2].permute(1, 2, 0), outs[row - 1 : last - 1 : 2].transpose(0, 1))
