@@ -1,7 +1,10 @@
 """The kernel path equals the dense reference, stays exact at the extremes, stops early like allRank,
-groups ragged lists by length and keeps no N² state."""
+groups ragged lists by length, keeps no N² state and leaves the thread's subnormal mode as it was."""
 
 from __future__ import annotations
+
+import contextlib
+import sys
 
 import pytest
 import torch
@@ -130,3 +133,24 @@ def test_kernel_saves_no_n_squared_tensor():
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         tn.neural_ndcg_loss(scores, torch.randint(0, 3, (batch, length)), impl="kernel", sinkhorn_iters=iters)
     assert max(sizes) <= (2 * iters + 1) * batch * length < batch * length * length
+
+
+def _long_list_grad() -> torch.Tensor:
+    gen = torch.Generator().manual_seed(1)
+    scores = torch.randn(1, 240, generator=gen).requires_grad_()
+    tn.neural_ndcg_loss(scores, torch.randint(0, 5, (1, 240), generator=gen), 10, gain="exp2", impl="kernel").backward()
+    return scores.grad
+
+
+def test_flushing_subnormals_in_the_backward_changes_nothing_and_is_undone(monkeypatch):
+    tiny = sys.float_info.min  # a Python float product runs on the same floating-point unit
+    flushed = _long_list_grad()
+    assert tiny * 0.5 > 0  # the backward restored gradual underflow
+    torch.set_flush_denormal(True)
+    try:
+        _long_list_grad()
+        assert tiny * 0.5 == 0  # ... and keeps a caller's flushing
+    finally:
+        torch.set_flush_denormal(False)
+    monkeypatch.setattr(sinkhorn_kernel, "_subnormals_flushed", lambda device: contextlib.nullcontext())
+    torch.testing.assert_close(flushed, _long_list_grad(), rtol=1e-6, atol=0)
