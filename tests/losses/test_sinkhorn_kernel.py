@@ -4,6 +4,7 @@ groups ragged lists by length, keeps no N² state and leaves the thread's subnor
 from __future__ import annotations
 
 import contextlib
+import itertools
 import sys
 
 import pytest
@@ -119,6 +120,28 @@ def test_ragged_lists_cost_about_the_sum_of_their_squares():
     assert cost <= 16 / 9 * sum(n * n for n in lengths) + padding_allowance  # never B · max(n)² (70 × 240²)
     assert len(groups) <= 6
     assert all(width == lengths[first] for first, _, width in groups)
+
+
+def test_groups_are_the_cheapest_contiguous_split():
+    """Against every split of the sorted lists into contiguous groups (the budget not binding)."""
+    gen = torch.Generator().manual_seed(5)
+    overhead = sinkhorn_kernel.GROUP_OVERHEAD_ELEMENTS
+    for _ in range(30):
+        lengths = sorted(torch.randint(1, 200, (10,), generator=gen).tolist(), reverse=True)
+        groups = sinkhorn_kernel.plan(lengths, budget=2**30)
+        cost = sum((stop - first) * width**2 + overhead for first, stop, width in groups)
+        cheapest = min(
+            sum((stop - first) * lengths[first] ** 2 + overhead for first, stop in zip((0, *cuts), (*cuts, 10)))
+            for r in range(10)
+            for cuts in itertools.combinations(range(1, 10), r)
+        )
+        assert cost == cheapest
+        assert [i for first, stop, _ in groups for i in range(first, stop)] == list(range(10))
+    # A binding budget cuts a run into equal chunks within it; the short list rides in the last
+    # chunk (10⁴ − 9 padding elements cost less than a group of its own).
+    groups = sinkhorn_kernel.plan([100] * 7 + [3], budget=3 * 100**2)
+    assert [stop - first for first, stop, _ in groups] == [2, 3, 3]
+    assert all((stop - first) * width**2 <= 3 * 100**2 for first, stop, width in groups)
 
 
 def test_kernel_saves_no_n_squared_tensor():

@@ -37,6 +37,7 @@ is cut back to the first converged iteration, so the result is the same as check
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import sys
 from collections.abc import Iterator
@@ -458,24 +459,46 @@ def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
 
 
 def plan(lengths: list[int], budget: int = 0) -> list[tuple[int, int, int]]:
-    """Groups ``(first, stop, width)`` of lists sorted by decreasing length: each group as wide as
-    its first list and at most ``budget`` kernel elements. A shorter list joins while it is at
-    least 3/4 of the width (padding then costs at most 7/9 of the real work), or while the group's
-    padding stays under :data:`GROUP_OVERHEAD_ELEMENTS`, about what one more group's per-step
-    fixed cost is worth: so a batch costs about ``Σ nᵢ²``, in few groups."""
-    budget = budget or GROUP_ELEMENTS
-    groups, first = [], 0
-    while first < len(lengths) and lengths[first] > 0:
-        width, stop, waste = lengths[first], first + 1, 0
-        while stop < len(lengths) and lengths[stop] > 0 and (stop - first + 1) * width * width <= budget:
-            extra = width * width - lengths[stop] ** 2
-            if 4 * lengths[stop] < 3 * width and waste + extra > GROUP_OVERHEAD_ELEMENTS:
+    """Groups ``(first, stop, width)`` of lists sorted by decreasing length, each as wide as its
+    first list and at most ``budget`` kernel elements, chosen to minimise
+    ``Σ_groups (size · width² + GROUP_OVERHEAD_ELEMENTS)``: the products' work plus, per group,
+    about what its fixed per-step cost is worth. A batch thus costs about ``Σ nᵢ²``, in few groups.
+    """
+    return list(_plan(tuple(lengths), budget or GROUP_ELEMENTS, GROUP_OVERHEAD_ELEMENTS))
+
+
+@functools.lru_cache(maxsize=2)  # "auto" plans a batch to cost it, then the kernel path plans it again
+def _plan(lengths: tuple[int, ...], budget: int, overhead: int) -> tuple[tuple[int, int, int], ...]:
+    """:func:`plan` as an exact dynamic programme over the boundaries between runs of equal length
+    (a group gains nothing by splitting a run unless the budget makes it, and then it is cut into
+    equal chunks). A group that starts at an earlier run than ``q`` costs at least
+    ``best[q] + size · width'²`` (its lists before ``q`` cost at least ``best[q]``): once that is
+    no better than the best so far, no earlier start is."""
+    count = sum(1 for n in lengths if n > 0)
+    starts = [i for i in range(count) if i == 0 or lengths[i] != lengths[i - 1]] + [count]
+    squares = [lengths[first] ** 2 for first in starts[:-1]]
+    best, cut = [0] + [0] * (len(starts) - 1), [0] * len(starts)
+    for k in range(1, len(starts)):
+        stop, best_k, cut_k = starts[k], math.inf, 0
+        for q in range(k - 1, -1, -1):
+            size = stop - starts[q]
+            work = size * squares[q]
+            chunks = 1 if work <= budget else -(-size // max(1, budget // squares[q]))
+            cost = best[q] + work + chunks * overhead
+            if cost < best_k:
+                best_k, cut_k = cost, q
+            if q and best[q] + size * squares[q - 1] >= best_k:
                 break
-            waste += extra
-            stop += 1
-        groups.append((first, stop, width))
-        first = stop
-    return groups
+        best[k], cut[k] = best_k, cut_k
+    groups: list[tuple[int, int, int]] = []
+    k = len(starts) - 1
+    while k > 0:
+        first, stop = starts[cut[k]], starts[k]
+        chunks = -(-(stop - first) // max(1, budget // (lengths[first] ** 2)))
+        bounds = [first + (stop - first) * c // chunks for c in range(chunks + 1)]
+        groups[:0] = [(lo, hi, lengths[lo]) for lo, hi in zip(bounds, bounds[1:])]
+        k = cut[k]
+    return tuple(groups)
 
 
 @contextlib.contextmanager
