@@ -124,22 +124,36 @@ class _Group:
             m.masked_fill_(self.cross, -torch.inf)
         return m
 
-    def kernel(self, ubar: Tensor, wbar: Tensor, log_m: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def kernel(self, ubar: Tensor, wbar: Tensor) -> tuple[Tensor, Tensor]:
         """``K`` and ``Kᵀ`` (a contiguous copy for short lists, where a row vector times a
         contiguous matrix is the fast batched product on CPU; a view for long ones, whose
-        kernel alone fills the cache); from ``log_m`` when the caller has built it already."""
-        if log_m is None:
-            log_m = self.log_kernel(ubar, wbar)
+        kernel alone fills the cache).
+
+        Every kernel built is a Sinkhorn iterate just normalised along one axis (or NeuralSort's
+        kernel shifted by its maxima), so its log-entries are at most 0: larger ones are rounding
+        (of a shift taken at the exact maximum's place) and are cut to 0, which also keeps
+        ``exp`` finite at the extreme scores."""
+        log_m = self.log_kernel(ubar, wbar)
         # Subnormal entries make exp and every product with them ~100× slower on x86. Below
         # tiny·BIG an entry scaled by two scalings (each ≤ BIG) stays under tiny·BIG³, far below
         # the rounding of a row sum of 1: zero it, and no entry–scaling product is subnormal.
         # Entries are raised to just below the floor before the exp and zeroed after it: exp of
         # -inf (the masked blocks) or of a huge negative number is ~5× slower than of a normal one.
         floor = math.log(torch.finfo(log_m.dtype).tiny * _big(log_m.dtype))
-        m = torch.nn.functional.threshold_(log_m.clamp_(min=floor - 1).exp_(), math.exp(floor), 0.0)
+        m = torch.nn.functional.threshold_(log_m.clamp_(min=floor - 1, max=0.0).exp_(), math.exp(floor), 0.0)
         if self.buffers[1] is None:
             return m, m.transpose(1, 2)
         return m, self.buffers[1].copy_(m.transpose(1, 2))
+
+    def position_max(self) -> Tensor:
+        """``[b, w]``: at each position, the largest log-kernel entry over the items before any
+        scaling. NeuralSort's entries ``r_i s_j − A_j/τ`` of position ``i`` peak at the item with
+        the ``i``-th largest score (Grover et al. 2019, Theorem 1), so a sort and two gathers
+        replace a max over ``w²`` entries; at padding positions (``r = 0``), the padding items'
+        ``−log(#padding)``, as padding sorts last."""
+        keys = torch.where(self.exists, self.s, -torch.inf) if self.padded else self.s
+        order = torch.sort(keys, -1, descending=True).indices
+        return torch.addcmul(self.a_log.gather(-1, order), self.r, self.s.gather(-1, order))
 
     def abs_diff_sum(self) -> Tensor:
         """``A_j = Σ_m v_m |s_j − s_m|`` through the group's buffer."""
@@ -310,13 +324,9 @@ class _Run:
         g.a_log = g.abs_diff_sum() / -g.tau
         if g.padded:
             g.a_log = torch.where(g.exists, g.a_log, g.pad_log)
-        zero = self.ones - 1
-        axis = -1 if self.kinds[0] == ROW else -2
-        log_m = g.log_kernel(zero, zero)
-        shift = -log_m.amax(axis)
-        shift = shift.clamp(min=torch.finfo(shift.dtype).min)  # rows of padding only: −inf max
+        zero, shift = self.ones - 1, -g.position_max()
         self.segments.append((0, shift, zero) if self.kinds[0] == ROW else (0, zero, shift))
-        m = g.kernel(*self.segments[0][1:], log_m=log_m.add_(shift.unsqueeze(axis)))
+        m = g.kernel(*self.segments[0][1:])
         if self.tol is None and self.run_unchecked(m, big):
             return m
         h, stop, careful, flag_at = 0, len(self.kinds), False, 0
