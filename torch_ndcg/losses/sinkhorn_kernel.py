@@ -145,6 +145,10 @@ class _Group:
             return m, m.transpose(1, 2)
         return m, self.buffers[1].copy_(m.transpose(1, 2))
 
+    def real_only(self, t: Tensor) -> Tensor:
+        """``t`` with 0 at padding (``t`` itself in a group without any)."""
+        return torch.where(self.exists, t, torch.zeros_like(t)) if self.padded else t
+
     def position_max(self) -> Tensor:
         """``[b, w]``: at each position, the largest log-kernel entry over the items before any
         scaling. NeuralSort's entries ``r_i s_j − A_j/τ`` of position ``i`` peak at the item with
@@ -425,9 +429,8 @@ def backward_group(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
             terms.append((given, pq))
             back = given * _sum_cols(m, pq)[:, 0]
     flush(m)
-    grad_a = torch.where(g.exists, -ga / g.tau, torch.zeros_like(ga))
-    gs += g.abs_diff_sum_backward(grad_a, g.buffers[0])
-    return torch.where(g.exists, gs, torch.zeros_like(gs))
+    gs += g.abs_diff_sum_backward(g.real_only(-ga / g.tau), g.buffers[0])
+    return g.real_only(gs)
 
 
 def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
@@ -463,9 +466,8 @@ def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
     if g.transposed:  # items on rows
         grad_log_m = grad_log_m.transpose(1, 2)
     sums = torch.bmm(torch.stack([g.r, run.ones], 1), grad_log_m)  # Σ over positions of r·G and G
-    grad_a = torch.where(g.exists, sums[:, 1] / -g.tau, torch.zeros_like(g.s))
-    gs = sums[:, 0] + g.abs_diff_sum_backward(grad_a, grad_log_m)
-    return torch.where(g.exists, gs, torch.zeros_like(gs))
+    gs = sums[:, 0] + g.abs_diff_sum_backward(g.real_only(sums[:, 1] / -g.tau), grad_log_m)
+    return g.real_only(gs)
 
 
 def plan(lengths: list[int], budget: int = 0) -> list[tuple[int, int, int]]:
