@@ -56,8 +56,9 @@ GROUP_ELEMENTS = 2**18
 # 1.3–2× slower than times a contiguous copy from N = 27 to N = 240 (one CPU thread); beyond,
 # a group is one list whose second copy would double the kernel's memory.
 TRANSPOSE_COPY_MAX = 256
-# Padding elements a group may carry rather than start another group: at small widths a group's
-# ~8 ops per half-step cost about as much as products over this many elements (one CPU thread).
+# What one more group costs in :func:`plan`, in kernel elements: its fixed ops (setup, and a few
+# per half-step) cost about as much as products over this many elements (one CPU thread; 2¹⁵
+# ran the MSLR-like batches of the losses benchmark faster than 2¹⁴, 2¹⁶ or 2¹⁷).
 GROUP_OVERHEAD_ELEMENTS = 2**15
 # Lists up to this long do their products in NumPy on CPU. Not longer: OpenBLAS (NumPy's BLAS)
 # threads a matrix–vector product of 2304·4 = 96² elements or more, ignoring torch.set_num_threads.
