@@ -1,7 +1,11 @@
 """The kernel path equals the dense reference, stays exact at the extremes, stops early like allRank,
-groups ragged lists by length and keeps no N² state."""
+groups ragged lists by length, keeps no N² state and leaves the thread's subnormal mode as it was."""
 
 from __future__ import annotations
+
+import contextlib
+import itertools
+import sys
 
 import pytest
 import torch
@@ -118,6 +122,28 @@ def test_ragged_lists_cost_about_the_sum_of_their_squares():
     assert all(width == lengths[first] for first, _, width in groups)
 
 
+def test_groups_are_the_cheapest_contiguous_split():
+    """Against every split of the sorted lists into contiguous groups (the budget not binding)."""
+    gen = torch.Generator().manual_seed(5)
+    overhead = sinkhorn_kernel.GROUP_OVERHEAD_ELEMENTS
+    for _ in range(30):
+        lengths = sorted(torch.randint(1, 200, (10,), generator=gen).tolist(), reverse=True)
+        groups = sinkhorn_kernel.plan(lengths, budget=2**30)
+        cost = sum((stop - first) * width**2 + overhead for first, stop, width in groups)
+        cheapest = min(
+            sum((stop - first) * lengths[first] ** 2 + overhead for first, stop in zip((0, *cuts), (*cuts, 10)))
+            for r in range(10)
+            for cuts in itertools.combinations(range(1, 10), r)
+        )
+        assert cost == cheapest
+        assert [i for first, stop, _ in groups for i in range(first, stop)] == list(range(10))
+    # A binding budget cuts a run into equal chunks within it; the short list rides in the last
+    # chunk (10⁴ − 9 padding elements cost less than a group of its own).
+    groups = sinkhorn_kernel.plan([100] * 7 + [3], budget=3 * 100**2)
+    assert [stop - first for first, stop, _ in groups] == [2, 3, 3]
+    assert all((stop - first) * width**2 <= 3 * 100**2 for first, stop, width in groups)
+
+
 def test_kernel_saves_no_n_squared_tensor():
     batch, length, iters = 3, 40, 3
     scores = torch.randn(batch, length, requires_grad=True)
@@ -130,3 +156,24 @@ def test_kernel_saves_no_n_squared_tensor():
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         tn.neural_ndcg_loss(scores, torch.randint(0, 3, (batch, length)), impl="kernel", sinkhorn_iters=iters)
     assert max(sizes) <= (2 * iters + 1) * batch * length < batch * length * length
+
+
+def _long_list_grad() -> torch.Tensor:
+    gen = torch.Generator().manual_seed(1)
+    scores = torch.randn(1, 240, generator=gen).requires_grad_()
+    tn.neural_ndcg_loss(scores, torch.randint(0, 5, (1, 240), generator=gen), 10, gain="exp2", impl="kernel").backward()
+    return scores.grad
+
+
+def test_flushing_subnormals_in_the_backward_changes_nothing_and_is_undone(monkeypatch):
+    tiny = sys.float_info.min  # a Python float product runs on the same floating-point unit
+    flushed = _long_list_grad()
+    assert tiny * 0.5 > 0  # the backward restored gradual underflow
+    torch.set_flush_denormal(True)
+    try:
+        _long_list_grad()
+        assert tiny * 0.5 == 0  # ... and keeps a caller's flushing
+    finally:
+        torch.set_flush_denormal(False)
+    monkeypatch.setattr(sinkhorn_kernel, "_subnormals_flushed", lambda device: contextlib.nullcontext())
+    torch.testing.assert_close(flushed, _long_list_grad(), rtol=1e-6, atol=0)

@@ -107,8 +107,10 @@ def prepare(
     n = lists.length
     valid = torch.ones(lists.scores.shape, dtype=torch.bool, device=lists.scores.device) if mask is None else mask
     # where(), not the -inf scores of dense.prepare: padding must be finite for the pairwise
-    # terms and must receive exactly zero gradient.
-    real = torch.where(valid, lists.scores.to(lists.dtype), torch.zeros((), dtype=lists.dtype, device=valid.device))
+    # terms and must receive exactly zero gradient (without a mask there is none).
+    real = lists.scores.to(lists.dtype)
+    if mask is not None:
+        real = torch.where(valid, real, torch.zeros((), dtype=lists.dtype, device=valid.device))
     return LossLists(
         scores=real.reshape(-1, n),
         valid=valid.reshape(-1, n),

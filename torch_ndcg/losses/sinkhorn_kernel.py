@@ -36,7 +36,11 @@ is cut back to the first converged iteration, so the result is the same as check
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
+import sys
+from collections.abc import Iterator
 
 import numpy
 
@@ -52,12 +56,13 @@ GROUP_ELEMENTS = 2**18
 # 1.3–2× slower than times a contiguous copy from N = 27 to N = 240 (one CPU thread); beyond,
 # a group is one list whose second copy would double the kernel's memory.
 TRANSPOSE_COPY_MAX = 256
-# Padding elements a group may carry rather than start another group: at small widths a group's
-# ~8 ops per half-step cost about as much as products over this many elements (one CPU thread).
+# What one more group costs in :func:`plan`, in kernel elements: its fixed ops (setup, and a few
+# per half-step) cost about as much as products over this many elements (one CPU thread; 2¹⁵
+# ran the MSLR-like batches of the losses benchmark faster than 2¹⁴, 2¹⁶ or 2¹⁷).
 GROUP_OVERHEAD_ELEMENTS = 2**15
 # Lists up to this long do their products in NumPy on CPU. Not longer: OpenBLAS (NumPy's BLAS)
-# threads a matrix–vector product over ~9,000 elements, ignoring torch.set_num_threads.
-HOST_MAX_WIDTH = 64
+# threads a matrix–vector product of 2304·4 = 96² elements or more, ignoring torch.set_num_threads.
+HOST_MAX_WIDTH = 95
 # Half-steps between host checks of the scalings (and of ``tol``).
 CHECK_EVERY = 10
 ROW, COL = 0, 1
@@ -120,22 +125,40 @@ class _Group:
             m.masked_fill_(self.cross, -torch.inf)
         return m
 
-    def kernel(self, ubar: Tensor, wbar: Tensor, log_m: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    def kernel(self, ubar: Tensor, wbar: Tensor) -> tuple[Tensor, Tensor]:
         """``K`` and ``Kᵀ`` (a contiguous copy for short lists, where a row vector times a
         contiguous matrix is the fast batched product on CPU; a view for long ones, whose
-        kernel alone fills the cache); from ``log_m`` when the caller has built it already."""
-        if log_m is None:
-            log_m = self.log_kernel(ubar, wbar)
+        kernel alone fills the cache).
+
+        Every kernel built is a Sinkhorn iterate just normalised along one axis (or NeuralSort's
+        kernel shifted by its maxima), so its log-entries are at most 0: larger ones are rounding
+        (of a shift taken at the exact maximum's place) and are cut to 0, which also keeps
+        ``exp`` finite at the extreme scores."""
+        log_m = self.log_kernel(ubar, wbar)
         # Subnormal entries make exp and every product with them ~100× slower on x86. Below
         # tiny·BIG an entry scaled by two scalings (each ≤ BIG) stays under tiny·BIG³, far below
         # the rounding of a row sum of 1: zero it, and no entry–scaling product is subnormal.
         # Entries are raised to just below the floor before the exp and zeroed after it: exp of
         # -inf (the masked blocks) or of a huge negative number is ~5× slower than of a normal one.
         floor = math.log(torch.finfo(log_m.dtype).tiny * _big(log_m.dtype))
-        m = torch.nn.functional.threshold_(log_m.clamp_(min=floor - 1).exp_(), math.exp(floor), 0.0)
+        m = torch.nn.functional.threshold_(log_m.clamp_(min=floor - 1, max=0.0).exp_(), math.exp(floor), 0.0)
         if self.buffers[1] is None:
             return m, m.transpose(1, 2)
         return m, self.buffers[1].copy_(m.transpose(1, 2))
+
+    def real_only(self, t: Tensor) -> Tensor:
+        """``t`` with 0 at padding (``t`` itself in a group without any)."""
+        return torch.where(self.exists, t, torch.zeros_like(t)) if self.padded else t
+
+    def position_max(self) -> Tensor:
+        """``[b, w]``: at each position, the largest log-kernel entry over the items before any
+        scaling. NeuralSort's entries ``r_i s_j − A_j/τ`` of position ``i`` peak at the item with
+        the ``i``-th largest score (Grover et al. 2019, Theorem 1), so a sort and two gathers
+        replace a max over ``w²`` entries; at padding positions (``r = 0``), the padding items'
+        ``−log(#padding)``, as padding sorts last."""
+        keys = torch.where(self.exists, self.s, -torch.inf) if self.padded else self.s
+        order = torch.sort(keys, -1, descending=True).indices
+        return torch.addcmul(self.a_log.gather(-1, order), self.r, self.s.gather(-1, order))
 
     def abs_diff_sum(self) -> Tensor:
         """``A_j = Σ_m v_m |s_j − s_m|`` through the group's buffer."""
@@ -180,27 +203,30 @@ def _on_host(t: Tensor) -> bool:
 
 def _scalings(history: Tensor, ones: Tensor, right: tuple[Tensor, Tensor], kinds: list[int]) -> None:
     """``history[h] = 1 / (history[h − 1] · right[kinds[h]])``, starting from ``ones``."""
+    # The rows and matrices are listed before the loop: an index per step costs about as much
+    # as the step's reciprocal at these sizes.
     if _on_host(history):
-        rows, mats, given = history.numpy()[:, :, None, :], [m.numpy() for m in right], ones.numpy()[:, None, :]
-        for h, kind in enumerate(kinds):
-            given = numpy.reciprocal(numpy.matmul(given, mats[kind], out=rows[h]), out=rows[h])
+        mats = [m.numpy() for m in right]
+        given = ones.numpy()[:, None, :]
+        for row, mat in zip(history.numpy()[:, :, None, :], [mats[kind] for kind in kinds]):
+            given = numpy.reciprocal(numpy.matmul(given, mat, out=row), out=row)
         return
-    rows, given = history[:, :, None, :], ones[:, None, :]
-    for h, kind in enumerate(kinds):
-        given = torch.bmm(given, right[kind], out=rows[h]).reciprocal_()
+    given = ones[:, None, :]
+    for row, mat in zip(history[:, :, None, :].unbind(0), [right[kind] for kind in kinds]):
+        given = torch.bmm(given, mat, out=row).reciprocal_()
 
 
 def _walk_back(pq: Tensor, m: tuple[Tensor, Tensor], kinds: list[int]) -> None:
     """``pq[h − 1] *= pq[h] · m[kinds[h]]`` for ``h`` from the last row of ``pq`` down to 1."""
     if _on_host(pq):
-        rows, mats = pq.numpy()[:, :, None, :], [t.numpy() for t in m]
+        rows, mats = list(pq.numpy()[:, :, None, :]), [t.numpy() for t in m]
         product = numpy.empty_like(rows[0])
-        for h in range(len(pq) - 1, 0, -1):
-            numpy.multiply(rows[h - 1], numpy.matmul(rows[h], mats[kinds[h]], out=product), out=rows[h - 1])
+        for lower, upper, kind in zip(rows[-2::-1], rows[:0:-1], kinds[len(rows) - 1 : 0 : -1]):
+            numpy.multiply(lower, numpy.matmul(upper, mats[kind], out=product), out=lower)
         return
-    rows, product = pq[:, :, None, :], torch.empty_like(pq[0])[:, None, :]
-    for h in range(len(pq) - 1, 0, -1):
-        rows[h - 1].mul_(torch.bmm(rows[h], m[kinds[h]], out=product))
+    rows, product = pq[:, :, None, :].unbind(0), torch.empty_like(pq[0])[:, None, :]
+    for lower, upper, kind in zip(rows[-2::-1], rows[:0:-1], kinds[len(rows) - 1 : 0 : -1]):
+        lower.mul_(torch.bmm(upper, m[kind], out=product))
 
 
 def _kinds(iters: int, transposed: bool) -> list[int]:
@@ -303,13 +329,9 @@ class _Run:
         g.a_log = g.abs_diff_sum() / -g.tau
         if g.padded:
             g.a_log = torch.where(g.exists, g.a_log, g.pad_log)
-        zero = self.ones - 1
-        axis = -1 if self.kinds[0] == ROW else -2
-        log_m = g.log_kernel(zero, zero)
-        shift = -log_m.amax(axis)
-        shift = shift.clamp(min=torch.finfo(shift.dtype).min)  # rows of padding only: −inf max
+        zero, shift = self.ones - 1, -g.position_max()
         self.segments.append((0, shift, zero) if self.kinds[0] == ROW else (0, zero, shift))
-        m = g.kernel(*self.segments[0][1:], log_m=log_m.add_(shift.unsqueeze(axis)))
+        m = g.kernel(*self.segments[0][1:])
         if self.tol is None and self.run_unchecked(m, big):
             return m
         h, stop, careful, flag_at = 0, len(self.kinds), False, 0
@@ -408,9 +430,8 @@ def backward_group(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
             terms.append((given, pq))
             back = given * _sum_cols(m, pq)[:, 0]
     flush(m)
-    grad_a = torch.where(g.exists, -ga / g.tau, torch.zeros_like(ga))
-    gs += g.abs_diff_sum_backward(grad_a, g.buffers[0])
-    return torch.where(g.exists, gs, torch.zeros_like(gs))
+    gs += g.abs_diff_sum_backward(g.real_only(-ga / g.tau), g.buffers[0])
+    return g.real_only(gs)
 
 
 def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
@@ -434,12 +455,10 @@ def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
     pq = outs[:last].square()
     pq[last - 1].mul_(g.col_h * t[:, 0] + t[:, 1])
     _walk_back(pq, m, kinds)
-    # Σ p ⊗ q: the last step's two terms, step 0's (its given scaling is 1), then the rest by kind.
-    grad_log_m = torch.bmm(torch.stack([p1, p2], 2), torch.stack([q1, given], 1))
-    if kinds[0] == ROW:
-        grad_log_m.add_(pq[0][:, :, None])
-    else:
-        grad_log_m.sub_(pq[0][:, None, :])
+    # Σ p ⊗ q: step 0's term (its given scaling is 1) and the last step's two, as broadcast
+    # products (a two-column matrix product costs several times as much), then the rest by kind.
+    first = pq[0][:, :, None] if kinds[0] == ROW else -pq[0][:, None, :]
+    grad_log_m = torch.addcmul(first, p1[:, :, None], q1[:, None, :]).addcmul_(p2[:, :, None], given[:, None, :])
     row = 2 if kinds[0] == ROW else 1  # first row step after step 0
     col = 3 - row
     grad_log_m.baddbmm_(pq[row:last:2].permute(1, 2, 0), outs[row - 1 : last - 1 : 2].transpose(0, 1))
@@ -448,30 +467,73 @@ def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
     if g.transposed:  # items on rows
         grad_log_m = grad_log_m.transpose(1, 2)
     sums = torch.bmm(torch.stack([g.r, run.ones], 1), grad_log_m)  # Σ over positions of r·G and G
-    grad_a = torch.where(g.exists, sums[:, 1] / -g.tau, torch.zeros_like(g.s))
-    gs = sums[:, 0] + g.abs_diff_sum_backward(grad_a, grad_log_m)
-    return torch.where(g.exists, gs, torch.zeros_like(gs))
+    gs = sums[:, 0] + g.abs_diff_sum_backward(g.real_only(sums[:, 1] / -g.tau), grad_log_m)
+    return g.real_only(gs)
 
 
 def plan(lengths: list[int], budget: int = 0) -> list[tuple[int, int, int]]:
-    """Groups ``(first, stop, width)`` of lists sorted by decreasing length: each group as wide as
-    its first list and at most ``budget`` kernel elements. A shorter list joins while it is at
-    least 3/4 of the width (padding then costs at most 7/9 of the real work), or while the group's
-    padding stays under :data:`GROUP_OVERHEAD_ELEMENTS`, about what one more group's per-step
-    fixed cost is worth: so a batch costs about ``Σ nᵢ²``, in few groups."""
-    budget = budget or GROUP_ELEMENTS
-    groups, first = [], 0
-    while first < len(lengths) and lengths[first] > 0:
-        width, stop, waste = lengths[first], first + 1, 0
-        while stop < len(lengths) and lengths[stop] > 0 and (stop - first + 1) * width * width <= budget:
-            extra = width * width - lengths[stop] ** 2
-            if 4 * lengths[stop] < 3 * width and waste + extra > GROUP_OVERHEAD_ELEMENTS:
+    """Groups ``(first, stop, width)`` of lists sorted by decreasing length, each as wide as its
+    first list and at most ``budget`` kernel elements, chosen to minimise
+    ``Σ_groups (size · width² + GROUP_OVERHEAD_ELEMENTS)``: the products' work plus, per group,
+    about what its fixed per-step cost is worth. A batch thus costs about ``Σ nᵢ²``, in few groups.
+    """
+    return list(_plan(tuple(lengths), budget or GROUP_ELEMENTS, GROUP_OVERHEAD_ELEMENTS))
+
+
+@functools.lru_cache(maxsize=2)  # "auto" plans a batch to cost it, then the kernel path plans it again
+def _plan(lengths: tuple[int, ...], budget: int, overhead: int) -> tuple[tuple[int, int, int], ...]:
+    """:func:`plan` as an exact dynamic programme over the boundaries between runs of equal length
+    (a group gains nothing by splitting a run unless the budget makes it, and then it is cut into
+    equal chunks). A group that starts at an earlier run than ``q`` costs at least
+    ``best[q] + size · width'²`` (its lists before ``q`` cost at least ``best[q]``): once that is
+    no better than the best so far, no earlier start is."""
+    count = sum(1 for n in lengths if n > 0)
+    starts = [i for i in range(count) if i == 0 or lengths[i] != lengths[i - 1]] + [count]
+    squares = [lengths[first] ** 2 for first in starts[:-1]]
+    best, cut = [0] + [0] * (len(starts) - 1), [0] * len(starts)
+    for k in range(1, len(starts)):
+        stop, best_k, cut_k = starts[k], math.inf, 0
+        for q in range(k - 1, -1, -1):
+            size = stop - starts[q]
+            work = size * squares[q]
+            chunks = 1 if work <= budget else -(-size // max(1, budget // squares[q]))
+            cost = best[q] + work + chunks * overhead
+            if cost < best_k:
+                best_k, cut_k = cost, q
+            if q and best[q] + size * squares[q - 1] >= best_k:
                 break
-            waste += extra
-            stop += 1
-        groups.append((first, stop, width))
-        first = stop
-    return groups
+        best[k], cut[k] = best_k, cut_k
+    groups: list[tuple[int, int, int]] = []
+    k = len(starts) - 1
+    while k > 0:
+        first, stop = starts[cut[k]], starts[k]
+        chunks = -(-(stop - first) // max(1, budget // (lengths[first] ** 2)))
+        bounds = [first + (stop - first) * c // chunks for c in range(chunks + 1)]
+        groups[:0] = [(lo, hi, lengths[lo]) for lo, hi in zip(bounds, bounds[1:])]
+        k = cut[k]
+    return tuple(groups)
+
+
+@contextlib.contextmanager
+def _subnormals_flushed(device: torch.device) -> Iterator[None]:
+    """Subnormal results flushed to zero (and read as zero) by this thread's CPU while inside.
+
+    The backward's walk multiplies gradients that shrink step after step by kernel entries: on
+    long lists many products fall below the smallest normal number, and x86 handles each such
+    operand ~100× slower (a 240-item list's backward took 1.5× as long). Flushed, those terms,
+    each under ``finfo.tiny`` (1e-38 in float32), become 0: a change far below the rounding of
+    any gradient entry. The thread's previous mode is kept when it already flushes (read from a
+    Python float product, which runs on the same floating-point unit) and restored otherwise."""
+    if device.type != "cpu" or _TINY * 0.5 == 0.0 or not torch.set_flush_denormal(True):
+        yield
+        return
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(False)
+
+
+_TINY = sys.float_info.min
 
 
 class KernelSinkhornDCG(torch.autograd.Function):
@@ -521,9 +583,10 @@ class KernelSinkhornDCG(torch.autograd.Function):
         common.refuse_double_backward("kernel")
         grad = torch.zeros(ctx.shape, dtype=grad_dcg.dtype, device=grad_dcg.device)
         saved = iter(ctx.saved_tensors)
-        for meta in ctx.metas:
-            place, run, mean = _unpack(saved, meta, ctx.tau, ctx.iters, ctx.transposed)
-            place.put(grad, backward_group(run, mean, place.take_lists(grad_dcg)))
+        with _subnormals_flushed(grad.device):
+            for meta in ctx.metas:
+                place, run, mean = _unpack(saved, meta, ctx.tau, ctx.iters, ctx.transposed)
+                place.put(grad, backward_group(run, mean, place.take_lists(grad_dcg)))
         return grad, None, None, None, None, None, None, None
 
 
