@@ -87,7 +87,7 @@ def _smooth_dcg(
         if impl == "dense":
             return dense_dcg(scores, relaxation)
         if impl == "kernel":
-            return kernel_dcg(scores, valid, rank_weight, gains, tau, iters, transposed, tol)
+            return kernel_dcg(scores, relaxation, tol)
         return sinkhorn_dcg(scores, relaxation, common.block_ops(impl, scores))
 
     if not stochastic:

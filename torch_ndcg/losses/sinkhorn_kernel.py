@@ -660,15 +660,7 @@ def _unpack(saved, meta: tuple, tau: float, iters: int, transposed: bool):
     return place, run, mean
 
 
-def kernel_dcg(
-    scores: Tensor,
-    valid: Tensor,
-    rank_weight: Tensor,
-    gains: Tensor,
-    tau: float,
-    iters: int,
-    transposed: bool,
-    tol: float | None = None,
-) -> Tensor:
+def kernel_dcg(scores: Tensor, relaxation: common.SortRelaxation, tol: float | None = None) -> Tensor:
     """Smooth DCG ``[B]`` by kernel Sinkhorn; the same value and gradient as the dense reference."""
-    return KernelSinkhornDCG.apply(scores, valid, rank_weight, gains, tau, iters, transposed, tol)
+    r = relaxation
+    return KernelSinkhornDCG.apply(scores, r.valid, r.rank_weight, r.gains, r.tau, r.iters, r.transposed, tol)
