@@ -4,8 +4,8 @@
 NeuralNDCG against allRank 1.4.3's own ``neuralNDCG`` (an optional benchmark dependency:
 ``pip install --no-deps allrank==1.4.3``; its two unused imports are stubbed) and ListNet, side by
 side in one process. On CPU every case of the second table runs in a fresh subprocess and
-its peak memory is the growth of the process's maximum resident set size (``ru_maxrss``) over
-the baseline taken after imports and input creation. On CUDA the same table is measured in
+its peak memory is the growth of the resident set's high-water mark (Linux ``VmHWM``, reset
+after imports and input creation; ``ru_maxrss`` elsewhere) over the resident set at that point. On CUDA the same table is measured in
 process with ``torch.cuda.max_memory_allocated``.
 """
 
@@ -42,8 +42,23 @@ def _cases(quick: bool) -> list[tuple[str, str, int, int]]:
     return cases + [(loss, "streaming", 2 if quick else 4, 64 if quick else 4096) for loss in LOSSES]
 
 
-def _rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+def _peak_start() -> float:
+    """Reset the resident set's high-water mark and return the resident set, in MiB (Linux);
+    elsewhere the process's peak so far (``ru_maxrss``), under which an earlier peak (imports)
+    can hide a case's own: without the reset, most cases of the table read 0 MiB."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")  # resets VmHWM to the current resident set
+        return _vm_mib("VmRSS")
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _peak_now() -> float:
+    try:
+        return _vm_mib("VmHWM")
+    except OSError:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def measure(loss: str, impl: str, batch: int, length: int, device: str, iters: int) -> dict[str, float]:
@@ -58,7 +73,7 @@ def measure(loss: str, impl: str, batch: int, length: int, device: str, iters: i
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
     else:
-        base = _rss_mib()
+        base = _peak_start()
     times = []
     for _ in range(repeats):
         scores.grad = None
@@ -67,7 +82,7 @@ def measure(loss: str, impl: str, batch: int, length: int, device: str, iters: i
         if device == "cuda":
             torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
-    peak = (torch.cuda.max_memory_allocated() - base) / 2**20 if device == "cuda" else _rss_mib() - base
+    peak = (torch.cuda.max_memory_allocated() - base) / 2**20 if device == "cuda" else _peak_now() - base
     return {"seconds": sorted(times)[len(times) // 2], "peak_mib": peak}
 
 
@@ -82,7 +97,7 @@ def _table(device: str, quick: bool) -> None:
     memory = (
         "torch.cuda.max_memory_allocated growth"
         if device == "cuda"
-        else ("ru_maxrss growth, in process" if quick else "ru_maxrss growth in a fresh process per case")
+        else ("VmHWM growth, in process" if quick else "growth of the resident set's high-water mark (VmHWM, reset before the case) in a fresh process per case")
     )
     print(f"\nlosses on {device} ({torch.get_num_threads()} threads), NeuralNDCG with {iters} Sinkhorn iterations;")
     print(f"time = forward+backward (median of 3 when B·N² ≤ 32·128², else 1 run); peak memory = {memory}")
@@ -238,11 +253,9 @@ def peak_growth(impl: str, batch: int, length: int) -> float:
     gen = torch.Generator().manual_seed(0)
     scores = torch.randn(batch, length, generator=gen).requires_grad_()
     relevance = torch.randint(0, 5, (batch, length), generator=gen).float()
-    with open("/proc/self/clear_refs", "w") as refs:
-        refs.write("5")  # resets VmHWM to the current resident set
-    base = _vm_mib("VmRSS")
+    base = _peak_start()
     tn.neural_ndcg_loss(scores, relevance, 10, gain="exp2", impl=impl, sinkhorn_iters=SINKHORN_ITERS).backward()
-    return _vm_mib("VmHWM") - base
+    return _peak_now() - base
 
 
 def _peak_in_fresh_process(impl: str, batch: int, length: int) -> float:
