@@ -8,11 +8,13 @@ import textwrap
 
 import pytest
 import torch
-from torchmetrics import MetricCollection
 
-import torch_ndcg as tn
-from torch_ndcg import ranked
-from torch_ndcg import metrics as M
+pytest.importorskip("torchmetrics", reason="the metric classes need torch-ndcg[metrics]")
+from torchmetrics import MetricCollection  # noqa: E402
+
+import torch_ndcg as tn  # noqa: E402
+from torch_ndcg import ranked  # noqa: E402
+from torch_ndcg import metrics as M  # noqa: E402
 
 from dense_reference import cuda
 

@@ -1,6 +1,10 @@
 """Smoke test: the eval benchmark runs end to end on tiny sizes and every reference agrees with us."""
 
+import pytest
+
 from torch_ndcg.bench import eval as eval_bench
+
+pytest.importorskip("torchmetrics", reason="the benchmark's reference, in the dev extra")
 
 
 def test_eval_benchmark_quick_runs_and_agrees(capsys):

@@ -2,7 +2,11 @@
 
 import re
 
+import pytest
+
 from torch_ndcg.bench import metrics
+
+pytest.importorskip("torchmetrics", reason="the benchmarked classes need torch-ndcg[metrics]")
 
 
 def test_quick_run_prints_the_table_and_every_case_reports_the_same_value(capsys) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pytest
 import torch
 from hypothesis import strategies as st
 from hostile import (
@@ -278,6 +279,7 @@ def loss(name: str) -> Callable[[st.DataObject], Case]:
 
 def metric_class(data: st.DataObject) -> Case:
     """A TorchMetrics class built with drawn options, one drawn update, then compute()."""
+    pytest.importorskip("torchmetrics", reason="the metric classes need torch-ndcg[metrics]")
     draw = data.draw
     name = draw(st.sampled_from(SCORED[:2] + SCORED[3:]))
     cls = {"ndcg": "NDCG", "dcg": "DCG", "mrr": "MRR", "precision": "Precision", "recall": "Recall",
