@@ -35,6 +35,9 @@ class Config:
     synthetic_queries: list[int] = dataclasses.field(default_factory=lambda: [600, 200, 200])
     synthetic_features: int = 32
     synthetic_list_length: list[int] = dataclasses.field(default_factory=lambda: [10, 50])
+    # None: lengths uniform in synthetic_list_length; an int: log-normal around this median,
+    # clipped to synthetic_list_length (MSLR-like: configs/mslr_like.json)
+    synthetic_length_median: int | None = None
     synthetic_noise: float = 0.5
     standardize: bool = True  # per-feature standardisation fitted on the training split
     # The NDCG convention of the metrics *and* the NDCG losses: gain of a label (linear: rel,
@@ -157,6 +160,8 @@ def _check_values(c: Config, origins: dict[str, str]) -> None:
     need(len(c.synthetic_queries) == 3 and min(c.synthetic_queries) >= 1, "synthetic_queries", "[train, vali, test] counts ≥ 1")
     need(len(c.synthetic_list_length) == 2 and 1 <= c.synthetic_list_length[0] <= c.synthetic_list_length[1],
          "synthetic_list_length", "[min, max] with 1 ≤ min ≤ max")
+    need(c.synthetic_length_median is None or c.synthetic_list_length[0] <= c.synthetic_length_median <= c.synthetic_list_length[1],
+         "synthetic_length_median", f"null or within synthetic_list_length {c.synthetic_list_length}")
     for key in ("synthetic_features", "batch_size", "epochs", "patience", "sinkhorn_iters"):
         need(getattr(c, key) >= 1, key, "≥ 1")
     for key in ("lr", "temperature"):

@@ -93,6 +93,7 @@ def load_data(config: Config) -> dict[str, RankingDataset]:
             tuple(config.synthetic_queries),
             num_features=config.synthetic_features,
             list_length=tuple(config.synthetic_list_length),
+            length_median=config.synthetic_length_median,
             noise=config.synthetic_noise,
             seed=config.seed,
         )

@@ -1,5 +1,7 @@
 """The losses benchmark runs end to end at tiny sizes and prints its table."""
 
+import pytest
+
 from torch_ndcg.bench import losses
 
 
@@ -55,4 +57,9 @@ def test_kernel_peak_memory_in_a_fresh_process():
 def test_epoch_table_prints_both_epochs_and_their_ratio(capsys):
     losses._epoch_table(quick=True)
     out = capsys.readouterr().out
-    assert "ListNet epoch" in out and "NeuralNDCG epoch" in out and "NeuralNDCG/ListNet" in out
+    assert "NeuralNDCG/ListNet" in out and "lengths log-normal, median" in out
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith("136-")]
+    assert len(rows) == len(losses.EPOCH_SCORERS) == 2
+    for row in rows:  # ListNet ms, NeuralNDCG ms and their ratio, as printed
+        listnet, neural, ratio = float(row[-3]), float(row[-2]), float(row[-1].rstrip("x"))
+        assert listnet > 0 and neural > 0 and ratio == pytest.approx(neural / listnet, abs=0.006)

@@ -29,6 +29,17 @@ def test_shapes_lengths_and_skewed_graded_labels():
     assert splits["train"].qids[:2] == ["0", "1"] and splits["vali"].qids[0] == "300"
 
 
+def test_log_normal_lengths_are_mslr_like_and_clipped():
+    splits = synthetic_letor((2000, 1, 1), num_features=2, list_length=(2, 240), length_median=30, seed=0)
+    lengths = splits["train"].list_lengths.double()
+    assert lengths.min() >= 2 and lengths.max() <= 240
+    assert 27 <= lengths.median() <= 33  # the median asked for
+    # Spread 0.9 in log space: about 16% of lists are over 30·e^0.9 ≈ 74 items, and some reach the cap.
+    assert 0.12 < (lengths > 74).double().mean() < 0.20 and lengths.max() == 240
+    again = synthetic_letor((2000, 1, 1), num_features=2, list_length=(2, 240), length_median=30, seed=0)
+    assert torch.equal(again["train"].list_lengths, splits["train"].list_lengths)
+
+
 def test_labels_follow_the_features():
     # Without noise, a linear probe fitted on train ranks validation far better than chance.
     splits = synthetic_letor((400, 100, 10), num_features=8, noise=0.0, seed=1)
@@ -50,6 +61,9 @@ def test_labels_follow_the_features():
         ({"list_length": (5, 2)}, "min ≤ max"),
         ({"noise": -1.0}, "noise"),
         ({"num_features": 0}, "num_features"),
+        ({"length_median": 60}, "length_median"),  # outside the default list_length (10, 50)
+        ({"length_median": 20.5}, "length_median"),
+        ({"length_median": True}, "length_median"),
     ],
 )
 def test_bad_arguments(kwargs, message):

@@ -1,5 +1,6 @@
 """Config files and overrides: every shipped config is valid, and mistakes are named."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -45,6 +46,7 @@ def test_overrides_are_json_or_bare_strings():
         ({"monitor_k": 20}, ValueError, "'monitor_k' must be one of eval_k"),
         ({"synthetic_list_length": [10, 5]}, ValueError, "'synthetic_list_length'"),
         ({"max_items": 0}, ValueError, "'max_items' must be null or ≥ 1"),
+        ({"synthetic_length_median": 60}, ValueError, "'synthetic_length_median' must be null or within"),
     ],
 )
 def test_bad_values_name_the_key(values, error, message):
@@ -100,3 +102,14 @@ def test_non_finite_numbers_are_refused(text):
 def test_letor_config_uses_exp2_gain_and_skips_empty_queries():
     config = load_config(CONFIGS / "letor.json")
     assert (config.gain, config.empty, config.monitor_k, config.threads) == ("exp2", "skip", 10, 1)
+
+
+def test_mslr_like_config_is_the_letor_model_on_mslr_like_synthetic_lists():
+    # The epoch-time comparison of the README runs this config: it must train exactly the model
+    # and batches of the LETOR config, only on generated data with MSLR-like list lengths.
+    letor, mslr_like = load_config(CONFIGS / "letor.json"), load_config(CONFIGS / "mslr_like.json")
+    differ = {f.name for f in dataclasses.fields(letor) if getattr(letor, f.name) != getattr(mslr_like, f.name)}
+    assert differ == {"name", "data", "synthetic_queries", "synthetic_features", "synthetic_list_length",
+                      "synthetic_length_median"}
+    assert (mslr_like.synthetic_features, mslr_like.synthetic_list_length, mslr_like.synthetic_length_median) == (
+        136, [2, 240], 30)

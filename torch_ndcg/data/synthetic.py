@@ -18,6 +18,9 @@ from .batching import RankingDataset
 # skew (about half 0, a third 1, a few percent 3 and 4).
 LABEL_QUANTILES = (0.55, 0.85, 0.95, 0.985)
 SPLIT_NAMES = ("train", "vali", "test")
+# Standard deviation of log(list length) when lengths are log-normal: a long tail like web search
+# lists, where most queries have a few dozen candidates and a few have hundreds.
+LOG_LENGTH_SPREAD = 0.9
 
 
 def synthetic_letor(
@@ -25,6 +28,7 @@ def synthetic_letor(
     *,
     num_features: int = 32,
     list_length: tuple[int, int] = (10, 50),
+    length_median: int | None = None,
     noise: float = 0.5,
     hidden: int = 32,
     seed: int = 0,
@@ -34,7 +38,10 @@ def synthetic_letor(
     Args:
         num_queries: queries in the ``train``, ``vali`` and ``test`` splits.
         num_features: ``F``, features per item.
-        list_length: ``(min, max)`` items per query, drawn uniformly.
+        list_length: ``(min, max)`` items per query, drawn uniformly unless ``length_median`` is given.
+        length_median: draw lengths log-normally instead, ``round(median · e^{0.9 Z})`` with
+            ``Z ~ N(0, 1)``, clipped to ``list_length``: MSLR-like batches, most lists short and a
+            few long (``list_length=(2, 240), length_median=30`` is what the losses benchmark uses).
         noise: standard deviation of the label noise, relative to the teacher's (about 1).
         hidden: width of the teacher network.
         seed: the same seed gives the same data, split for split.
@@ -52,6 +59,10 @@ def synthetic_letor(
     low, high = list_length
     if low > high:
         raise ValueError(f"list_length must be (min, max) with min ≤ max, got {list_length}")
+    if length_median is not None and (
+        isinstance(length_median, bool) or not isinstance(length_median, int) or not low <= length_median <= high
+    ):
+        raise ValueError(f"length_median must be None or an int within list_length {list_length}, got {length_median!r}")
     if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not noise >= 0:
         raise ValueError(f"noise must be a number ≥ 0, got {noise!r}")
     for name, value in (("num_features", num_features), ("hidden", hidden)):
@@ -64,7 +75,11 @@ def synthetic_letor(
     w2 = torch.randn(hidden, generator=gen) / hidden**0.5
 
     total = sum(num_queries)
-    lengths = torch.randint(low, high + 1, (total,), generator=gen)
+    if length_median is None:
+        lengths = torch.randint(low, high + 1, (total,), generator=gen)
+    else:
+        spread = LOG_LENGTH_SPREAD * torch.randn(total, generator=gen, dtype=torch.float64)
+        lengths = (length_median * spread.exp()).round().clamp(low, high).long()
     query = torch.repeat_interleave(torch.arange(total), lengths)
     shift = 0.5 * torch.randn(total, num_features, generator=gen)
     features = torch.randn(len(query), num_features, generator=gen) + shift[query]
