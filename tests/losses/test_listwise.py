@@ -99,3 +99,26 @@ def test_cross_entropy_losses_give_the_hessian_vector_product(loss):
     finite = (gradient(scores + step * direction) - gradient(scores - step * direction)) / (2 * step)
     torch.testing.assert_close(hvp, finite.detach(), atol=1e-7, rtol=1e-6)
     assert torch.all(hvp[~mask] == 0)
+
+
+@pytest.mark.parametrize("spread", [1.0, 400.0])  # the shifted cumulative sums, and the log-space fallback
+def test_listmle_gives_the_hessian_vector_product(spread):
+    gen = torch.Generator().manual_seed(5)
+    scores = (spread * torch.randn(4, 7, dtype=torch.float64, generator=gen)).requires_grad_()
+    relevance = torch.randperm(28, generator=gen).reshape(4, 7).double()  # no ties: one label order
+    mask = torch.rand(4, 7, generator=gen) > 0.3
+    mask[0] = True  # a list without padding
+    mask[3] = False  # a list with no real item
+    direction = torch.randn(4, 7, dtype=torch.float64, generator=gen)
+
+    def gradient(s):
+        return torch.autograd.grad(tn.listmle_loss(s, relevance, mask=mask, empty="keep"), s, create_graph=True)[0]
+
+    first = gradient(scores)
+    plain = torch.autograd.grad(tn.listmle_loss(scores, relevance, mask=mask, empty="keep"), scores)[0]
+    torch.testing.assert_close(first, plain, atol=1e-12, rtol=1e-10)  # the same gradient either way
+    (hvp,) = torch.autograd.grad((first * direction).sum(), scores)
+    step = 1e-5
+    finite = (gradient(scores + step * direction) - gradient(scores - step * direction)) / (2 * step)
+    torch.testing.assert_close(hvp, finite.detach(), atol=1e-7, rtol=1e-6)
+    assert torch.isfinite(hvp).all() and torch.all(hvp[~mask] == 0)

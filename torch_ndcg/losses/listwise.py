@@ -17,7 +17,6 @@ from typing import Any, Unpack
 
 import torch
 from torch import Tensor
-from torch.autograd.function import once_differentiable
 
 from .. import definitions as d
 from ..options import LOSS_DEFAULTS, GainLossOptions, ListLossOptions, settle
@@ -207,7 +206,9 @@ class PlackettLuce(torch.autograd.Function):
       whose exponent is at most ``log(n − k + 1)`` since every :math:`\ell_i \ge \ell_k` for
       ``i ≥ k``.
 
-    ``padding`` (True at padding, which comes last) is ``None`` when every item is real.
+    ``padding`` (True at padding, which comes last) is ``None`` when every item is real. Under
+    ``create_graph=True`` the backward recomputes the gradient in differentiable operations
+    (:meth:`slope`), so Hessian-vector products work.
     """
 
     @staticmethod
@@ -225,17 +226,18 @@ class PlackettLuce(torch.autograd.Function):
             exp = shifted.exp()
             sums = exp.cumsum(-1)
             terms = sums.log().sub_(shifted)
-            ctx.save_for_backward(exp, sums, order, padding)
+            ctx.save_for_backward(exp, sums, order, padding, scores)
         else:
             ell = ranked.logcumsumexp(-1)
             terms = ell - ranked
-            ctx.save_for_backward(ranked, ell, order, padding)
+            ctx.save_for_backward(ranked, ell, order, padding, scores)
         return (terms if padding is None else terms.masked_fill_(padding, 0.0)).sum(-1)
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, grad: Tensor):
-        first, second, order, padding = ctx.saved_tensors
+        first, second, order, padding, scores = ctx.saved_tensors
+        if torch.is_grad_enabled():  # create_graph=True: a gradient that is itself differentiable
+            return PlackettLuce.slope(scores, order, padding, grad), None, None, None
         if ctx.shifted:
             exp, sums = first, second
             inverse = sums.reciprocal() if padding is None else sums.reciprocal().masked_fill_(padding, 0.0)
@@ -248,6 +250,20 @@ class PlackettLuce(torch.autograd.Function):
             slope = slope.masked_fill_(padding, 0.0)
         # order is a permutation: every item's gradient is written exactly once.
         return torch.empty_like(slope).scatter_(-1, order, slope.mul_(grad.unsqueeze(-1))), None, None, None
+
+    @staticmethod
+    def slope(scores: Tensor, order: Tensor, padding: Tensor | None, grad: Tensor) -> Tensor:
+        """The gradient in differentiable operations (the log-space form, out of place), for
+        second derivatives; the backward's fast forms are in-place and detached."""
+        ranked = scores.gather(-1, order)
+        if padding is not None:
+            ranked = ranked.masked_fill(padding, -torch.inf)
+        ell = ranked.logcumsumexp(-1)
+        neg = ell.neg() if padding is None else ell.neg().masked_fill(padding, -torch.inf)
+        slope = (neg.flip(-1).logcumsumexp(-1).flip(-1) + ranked).exp() - 1.0
+        if padding is not None:
+            slope = slope.masked_fill(padding, 0.0)
+        return torch.zeros_like(slope).scatter(-1, order, slope * grad.unsqueeze(-1))
 
 
 def listmle_loss(
