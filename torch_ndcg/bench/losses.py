@@ -144,6 +144,18 @@ def _interleaved_medians_ms(steps: dict[str, object], rounds: int) -> dict[str, 
     return {name: 1e3 * sorted(t)[len(t) // 2] for name, t in times.items()}
 
 
+def _tight_loop_ms(step, calls: int, blocks: int = 5) -> float:
+    """Median ms per call over ``blocks`` blocks of ``calls`` back-to-back calls, after one block."""
+    times = []
+    for block in range(blocks + 1):
+        start = time.perf_counter()
+        for _ in range(calls):
+            step()
+        if block:
+            times.append((time.perf_counter() - start) / calls)
+    return 1e3 * sorted(times)[len(times) // 2]
+
+
 def _allrank_table(quick: bool) -> None:
     """NeuralNDCG forward+backward against allRank's own code and ListNet, one thread, one process."""
     threads = torch.get_num_threads()
@@ -177,8 +189,17 @@ def _allrank_table(quick: bool) -> None:
         cell = f"{theirs:9.2f}" if theirs else f"{'-':>9}"
         print(f"{batch:>3} {length:>5} {repeats:>4}  {cell} {auto:9.2f} {tol:9.2f} {streaming:9.2f} "
               f"{listnet_ms:8.3f}  {ratio} {auto / listnet_ms:11.1f}x")  # fmt: skip
+        if (batch, length) == sizes[0][:2]:
+            tight = (batch, length, ours(), ours(sinkhorn_iters=1), listnet)
     if allrank is None:
         print("allRank: not installed (pip install --no-deps allrank==1.4.3 to compare)")
+    batch, length, auto, one_iteration, listnet_step = tight
+    hot = {name: _tight_loop_ms(step, calls) for name, step, calls in (
+        ("auto", auto, 10 if quick else 50), ("one", one_iteration, 10 if quick else 50),
+        ("listnet", listnet_step, 10 if quick else 500))}  # fmt: skip
+    print(f"{batch} x {length} in a tight loop (the same call back to back, caches hot): auto {hot['auto']:.2f} ms, "
+          f"auto with 1 Sinkhorn iteration {hot['one']:.2f} ms, ListNet {hot['listnet']:.3f} ms; "
+          f"auto/ListNet {hot['auto'] / hot['listnet']:.1f}x")  # fmt: skip
     torch.set_num_threads(threads)
     if quick:
         return
