@@ -9,7 +9,7 @@ def test_losses_benchmark_quick(capsys):
     losses.main(quick=True, argv=[])
     out = capsys.readouterr().out
     assert "NeuralNDCG" in out and "ApproxNDCG" in out and "stream MiB" in out
-    assert "in a tight loop" in out and "auto with 1 Sinkhorn iteration" in out
+    assert "4 x 8 in a tight loop" in out and "auto with 1 Sinkhorn iteration" in out
     rows = [line for line in out.splitlines() if line.startswith(("NeuralNDCG", "ApproxNDCG"))]
     assert len(rows) == 6
 
