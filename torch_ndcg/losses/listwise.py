@@ -44,8 +44,9 @@ class Lists:
     validate: bool
 
     def real(self, values: Tensor, fill: float) -> Tensor:
-        """``values`` with ``fill`` at the padding."""
-        return values if self.padding is None else values.masked_fill(self.padding, fill)
+        """``values`` with ``fill`` at the padding (``where``, not ``masked_fill``: about half the
+        time on CPU for long lists)."""
+        return values if self.mask is None else torch.where(self.mask, values, fill)
 
 
 def _checked(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, options: dict[str, Any]) -> Lists:
