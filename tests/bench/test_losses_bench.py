@@ -24,7 +24,7 @@ def test_standard_losses_table_quick(capsys):
 
     ranking_losses.table(quick=True)
     out = capsys.readouterr().out
-    for name in ("ListNet", "ListMLE", "RankNet", "LambdaLoss", "Softmax CE", "Pairwise hinge"):
+    for name in ("ListNet", "ListMLE", "RankNet", "LambdaLoss", "Softmax CE", "Pairwise hinge", "ApproxNDCG"):
         assert name in out
     assert "allRank not installed" in out or "allRank 1.4.3" in out
     assert "process peak MiB" in out

@@ -4,7 +4,8 @@ allRank's conventions map onto named options: label −1 → ``mask``, ``gain="e
 ``empty="keep"`` (allRank skips no list), ``reduction="sum"`` for lambdaLoss and ``"mean"`` for
 listNet/listMLE. allRank's rankNet averages over every pair of the whole batch; ours averages
 per list, so it is compared list by list (a batch of one) and, for the batch, as the
-pair-count-weighted mean of our per-list values.
+pair-count-weighted mean of our per-list values. allRank's approxNDCGLoss is −ApproxNDCG with
+``alpha = 1/τ``, no cutoff, and a list with nothing relevant counted as 0 (``empty="zero"``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ def _ours(case):
     if case["loss"] == "rankNet":
         return lambda s, reduction: tn.ranknet_loss(s, labels, mask=mask, reduction=reduction)
     o = case["options"]
+    if case["loss"] == "approxNDCG":
+        return lambda s, reduction: -tn.approx_ndcg(
+            s, labels, mask=mask, gain="exp2", temperature=1 / o["alpha"], empty="zero", reduction=reduction
+        )
     return lambda s, reduction: tn.lambda_loss(
         s, labels, o["k"], mask=mask, gain="exp2", weighting=SCHEMES[o["weighing_scheme"]], sigma=o["sigma"],
         mu=o["mu"], empty="keep", reduction=reduction,
@@ -48,6 +53,8 @@ def _ours(case):
 
 def _case_id(case):
     o = case["options"]
+    if case["loss"] == "approxNDCG":
+        return f"approxNDCG-{case['batch']}-alpha{o['alpha']}"
     extra = f"-{SCHEMES[o['weighing_scheme']]}-k{o['k']}-s{o['sigma']}-mu{o['mu']}" if o else ""
     return f"{case['loss']}-{case['batch']}{extra}"
 
@@ -79,6 +86,18 @@ def test_whole_batch_matches_allrank(case):
         value = (loss(x, "none").nan_to_num() * pairs).sum() / pairs.sum()
     else:
         value = loss(x, "sum" if case["loss"] == "lambdaLoss" else "mean")
+    value.backward()
+    torch.testing.assert_close(value, torch.tensor(case["batch_value"], dtype=torch.float64), **TOL)
+    torch.testing.assert_close(x.grad, torch.tensor(case["batch_grad"], dtype=torch.float64), **TOL)
+
+
+@pytest.mark.parametrize("case", [c for c in REFERENCE["cases"] if c["loss"] == "approxNDCG"], ids=_case_id)
+@pytest.mark.parametrize("impl", ["dense", "streaming"])
+def test_approx_ndcg_matches_allrank_on_every_implementation(case, impl):
+    scores, labels, mask = _inputs(case)
+    x = scores.clone().requires_grad_()
+    tau = 1 / case["options"]["alpha"]
+    value = -tn.approx_ndcg(x, labels, mask=mask, gain="exp2", temperature=tau, empty="zero", impl=impl)
     value.backward()
     torch.testing.assert_close(value, torch.tensor(case["batch_value"], dtype=torch.float64), **TOL)
     torch.testing.assert_close(x.grad, torch.tensor(case["batch_grad"], dtype=torch.float64), **TOL)

@@ -45,6 +45,8 @@ def ours() -> dict[str, Callable[..., torch.Tensor]]:
         "LambdaLoss": masked(tn.lambda_loss, gain="exp2", weighting="ndcg_loss2pp", empty="keep", reduction="sum"),
         "Softmax CE": masked(tn.softmax_loss, empty="keep"),
         "Pairwise hinge": masked(tn.pairwise_hinge_loss),
+        # 1 − NDCG against allRank's −NDCG: the same gradient; no cutoff, τ = 1/alpha = 1.
+        "ApproxNDCG": masked(tn.approx_ndcg_loss, gain="exp2", empty="zero"),
     }
 
 
@@ -108,6 +110,7 @@ def allrank() -> dict[str, Callable[..., torch.Tensor]] | None:
         "RankNet": losses.rankNet,
         "LambdaLoss": lambda s, y: losses.lambdaLoss(s, y, weighing_scheme="ndcgLoss2PP_scheme"),
         "Softmax CE": losses.binary_listNet,  # labels over their sum: softmax CE, whatever the labels
+        "ApproxNDCG": losses.approxNDCGLoss,
     }
 
 
@@ -186,7 +189,8 @@ def table(quick: bool = False) -> None:
         print(f"~{sample:g} s (or one call) after a warm-up; the label -1 -> mask conversion is timed on our side;")
         print(f"allRank {version}; allRank's conventions on both sides (label -1 = padding, exp2 gain and")
         print("reduction='sum' for LambdaLoss NDCG-Loss2++, k=None; the others reduce by mean; Softmax CE is")
-        print("allRank's binary_listNet, labels over their sum); 'bare formula' = the loss's own few ops")
+        print("allRank's binary_listNet, labels over their sum; ApproxNDCG: exp2 gain, no cutoff, τ = 1, lists with")
+        print("nothing relevant count 0, as allRank's approxNDCGLoss); 'bare formula' = the loss's own few ops")
         print("(no padding, no checks, no empty); 'one torch op' = F.cross_entropy(scores, labels), one fused op:")
         print("what any loss costs at the least, so its speed-up bounds what eager PyTorch can reach")
         print(f"{'loss':<15} {'B':>3} {'N':>5}  {'torch_ndcg ms':>13} {'allRank ms':>13} {'speed-up':>9}")

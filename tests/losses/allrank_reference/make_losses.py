@@ -1,4 +1,5 @@
-"""Reference values and gradients of allRank 1.4.3's listNet, listMLE, rankNet and lambdaLoss.
+"""Reference values and gradients of allRank 1.4.3's listNet, listMLE, rankNet, lambdaLoss and
+approxNDCGLoss.
 
 allRank pins an old numpy, so it is not a dev dependency; this script ran once in a scratch
 environment and its output, ``losses.json`` beside it, is what the tests compare against:
@@ -77,6 +78,7 @@ def evaluate(loss, scores: torch.Tensor, labels: torch.Tensor) -> dict:
 
 def main() -> None:
     _stub_allrank_imports()
+    from allrank.models.losses.approxNDCG import approxNDCGLoss
     from allrank.models.losses.lambdaLoss import lambdaLoss
     from allrank.models.losses.listMLE import listMLE
     from allrank.models.losses.listNet import listNet
@@ -89,6 +91,9 @@ def main() -> None:
         cases.append({"loss": "rankNet", "batch": name, "options": {}, **evaluate(rankNet, scores, labels)})
         if name == "distinct":
             cases.append({"loss": "listMLE", "batch": name, "options": {}, **evaluate(listMLE, scores, labels)})
+        for alpha in (1.0, 2.0):
+            loss = lambda s, y, alpha=alpha: approxNDCGLoss(s, y, alpha=alpha)  # noqa: E731
+            cases.append({"loss": "approxNDCG", "batch": name, "options": {"alpha": alpha}, **evaluate(loss, scores, labels)})
         for scheme in (None, "lambdaRank_scheme", "ndcgLoss2_scheme", "ndcgLoss2PP_scheme"):
             for k in (None, 3):
                 for sigma, mu in ((1.0, 10.0), (2.5, 3.0)):
