@@ -208,15 +208,13 @@ class PlackettLuce(torch.autograd.Function):
       ``i ≥ k``.
 
     ``padding`` (True at padding, which comes last) is ``None`` when every item is real. Under
-    ``create_graph=True`` the backward recomputes the gradient in differentiable operations
-    (:meth:`slope`), so Hessian-vector products work.
+    ``create_graph=True`` the backward recomputes the gradient in differentiable operations (the
+    log-space form, out of place), so Hessian-vector products work.
     """
 
     @staticmethod
     def forward(ctx, scores: Tensor, order: Tensor, padding: Tensor | None, may_read: bool) -> Tensor:
-        ranked = scores.gather(-1, order)
-        if padding is not None:
-            ranked.masked_fill_(padding, -torch.inf)
+        ranked = _ranked(scores, order, padding)
         finfo = torch.finfo(ranked.dtype)
         top = ranked.amax(-1, keepdim=True).clamp_(min=finfo.min)  # a list of padding only: finite
         shifted = ranked - top
@@ -238,33 +236,33 @@ class PlackettLuce(torch.autograd.Function):
     def backward(ctx, grad: Tensor):
         first, second, order, padding, scores = ctx.saved_tensors
         if torch.is_grad_enabled():  # create_graph=True: a gradient that is itself differentiable
-            return PlackettLuce.slope(scores, order, padding, grad), None, None, None
+            ranked = _ranked(scores, order, padding)
+            slope = _log_space_slope(ranked, ranked.logcumsumexp(-1), padding)
+            return torch.zeros_like(slope).scatter(-1, order, slope * grad.unsqueeze(-1)), None, None, None
         if ctx.shifted:
             exp, sums = first, second
             inverse = sums.reciprocal() if padding is None else sums.reciprocal().masked_fill_(padding, 0.0)
             slope = inverse.flip(-1).cumsum(-1).flip(-1).mul_(exp).sub_(1.0)
+            if padding is not None:
+                slope.masked_fill_(padding, 0.0)
         else:
-            ranked, ell = first, second
-            neg = ell.neg() if padding is None else ell.neg().masked_fill_(padding, -torch.inf)
-            slope = neg.flip(-1).logcumsumexp(-1).flip(-1).add_(ranked).exp_().sub_(1.0)
-        if padding is not None:
-            slope = slope.masked_fill_(padding, 0.0)
+            slope = _log_space_slope(first, second, padding)
         # order is a permutation: every item's gradient is written exactly once.
         return torch.empty_like(slope).scatter_(-1, order, slope.mul_(grad.unsqueeze(-1))), None, None, None
 
-    @staticmethod
-    def slope(scores: Tensor, order: Tensor, padding: Tensor | None, grad: Tensor) -> Tensor:
-        """The gradient in differentiable operations (the log-space form, out of place), for
-        second derivatives; the backward's fast forms are in-place and detached."""
-        ranked = scores.gather(-1, order)
-        if padding is not None:
-            ranked = ranked.masked_fill(padding, -torch.inf)
-        ell = ranked.logcumsumexp(-1)
-        neg = ell.neg() if padding is None else ell.neg().masked_fill(padding, -torch.inf)
-        slope = (neg.flip(-1).logcumsumexp(-1).flip(-1) + ranked).exp() - 1.0
-        if padding is not None:
-            slope = slope.masked_fill(padding, 0.0)
-        return torch.zeros_like(slope).scatter(-1, order, slope * grad.unsqueeze(-1))
+
+def _ranked(scores: Tensor, order: Tensor, padding: Tensor | None) -> Tensor:
+    """``scores`` in ``order``, ``-inf`` at the padding (a fresh tensor: filled in place)."""
+    ranked = scores.gather(-1, order)
+    return ranked if padding is None else ranked.masked_fill_(padding, -torch.inf)
+
+
+def _log_space_slope(ranked: Tensor, ell: Tensor, padding: Tensor | None) -> Tensor:
+    """:math:`-1 + \exp\big(s_k + \log\sum_{i \ge k} e^{-\ell_i}\big)`, 0 at the padding, out of
+    place, so that it is differentiable too (the create_graph path)."""
+    neg = ell.neg() if padding is None else ell.neg().masked_fill(padding, -torch.inf)
+    slope = (neg.flip(-1).logcumsumexp(-1).flip(-1) + ranked).exp() - 1.0
+    return slope if padding is None else slope.masked_fill(padding, 0.0)
 
 
 def listmle_loss(
