@@ -1,5 +1,7 @@
 """The losses benchmark runs end to end at tiny sizes and prints its table."""
 
+import re
+
 import pytest
 
 from torch_ndcg.bench import losses
@@ -13,6 +15,17 @@ def test_losses_benchmark_quick(capsys):
     dense_vs_streaming = out[out.index("losses on cpu") : out.index("standard losses on cpu")]
     rows = [line for line in dense_vs_streaming.splitlines() if line.startswith(("NeuralNDCG", "ApproxNDCG"))]
     assert len(rows) == 6
+
+
+def test_first_calls_are_timed_apart_in_a_fresh_cache(monkeypatch):
+    from torch_ndcg.losses import native
+
+    line = losses._first_calls_line()
+    first, second, other = (float(x) for x in re.findall(r"call ([0-9.]+) ms", line))
+    if native._compiler() is not None:
+        assert "of which the build" in line and first > second and "(no build)" in line
+    monkeypatch.setenv("TORCH_NDCG_NATIVE", "0")
+    assert "not built" in losses._first_calls_line()
 
 
 def test_one_case_in_a_fresh_process():

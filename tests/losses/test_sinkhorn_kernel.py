@@ -1,5 +1,6 @@
 """The kernel path equals the dense reference, stays exact at the extremes, stops early like allRank,
-groups ragged lists by length, keeps no N² state and leaves the thread's subnormal mode as it was."""
+groups ragged lists by length, keeps no N² state and leaves the thread's subnormal mode as it was:
+with its loops compiled (where a C compiler is) and without."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 import torch
 
 import torch_ndcg as tn
-from torch_ndcg.losses import sinkhorn_kernel
+from torch_ndcg.losses import native, sinkhorn_kernel
 
 from loss_batches import awkward_batch
 
@@ -21,6 +22,14 @@ VARIANTS = [
     {"sinkhorn_iters": 8, "transposed": True},
     {"sinkhorn_iters": 5, "stochastic": True, "samples": 3, "beta": 0.5},
 ]
+
+
+@pytest.fixture(autouse=True, params=["compiled", "numpy"])
+def chains(request, monkeypatch):
+    """Every test twice: with the compiled Sinkhorn chains and with the NumPy/torch loops."""
+    if request.param == "numpy":
+        monkeypatch.setattr(native, "library", lambda: None)
+    return request.param
 
 
 def _value_and_grad(scores, relevance, mask, impl, **options):

@@ -17,6 +17,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -200,6 +201,7 @@ def _allrank_table(quick: bool) -> None:
     if allrank is None:
         print("allRank: not installed (pip install --no-deps allrank==1.4.3 to compare)")
     print(tight)
+    print(_first_calls_line())
     torch.set_num_threads(threads)
     if quick:
         return
@@ -296,11 +298,49 @@ def _peak_in_fresh_process(impl: str, batch: int, length: int) -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
+def first_calls() -> dict[str, object]:
+    """The first NeuralNDCG calls of a process whose cache holds no compiled loops (run it with
+    ``TORCH_NDCG_CACHE`` set to an empty folder): ms of the first 64 × 27 call (the build
+    included), of the second, and of the first 64 × 100 call after them (another length, no new
+    build); the build's seconds."""
+    from torch_ndcg.losses import native
+
+    torch.set_num_threads(1)
+    gen = torch.Generator().manual_seed(0)
+    times = []
+    for batch, length in ((64, 27), (64, 27), (64, 100)):
+        scores = torch.randn(batch, length, generator=gen).requires_grad_()
+        relevance = torch.randint(0, 5, (batch, length), generator=gen).float()
+        start = time.perf_counter()
+        tn.neural_ndcg_loss(scores, relevance, 10, gain="exp2", sinkhorn_iters=SINKHORN_ITERS).backward()
+        times.append(1e3 * (time.perf_counter() - start))
+    return {"compiled": native.library() is not None, "build_s": native.build_seconds, "ms": times}
+
+
+def _first_calls_line() -> str:
+    with tempfile.TemporaryDirectory() as cache:
+        command = [sys.executable, "-m", "torch_ndcg.bench.losses", "--first-calls"]
+        env = {**os.environ, "TORCH_NDCG_CACHE": cache}
+        done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    first, second, other = found["ms"]
+    if not found["compiled"]:
+        return (f"compiled Sinkhorn loops: not built (no C compiler, or TORCH_NDCG_NATIVE=0): NumPy loops; "
+                f"first 64 x 27 call {first:.1f} ms, second {second:.2f} ms")  # fmt: skip
+    return (f"compiled Sinkhorn loops (C, built once per machine and cached, one build for every list length): "
+            f"first 64 x 27 call {first:.0f} ms of which the build {1e3 * found['build_s']:.0f} ms, second call "
+            f"{second:.2f} ms; then the first 64 x 100 call {other:.2f} ms (no build)")  # fmt: skip
+
+
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench losses")
     parser.add_argument("--case", nargs=5, metavar=("LOSS", "IMPL", "B", "N", "ITERS"), help=argparse.SUPPRESS)
     parser.add_argument("--peak", nargs=3, metavar=("IMPL", "B", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--first-calls", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv or [])
+    if args.first_calls:
+        print(json.dumps(first_calls()))
+        return
     if args.peak:
         print(peak_growth(args.peak[0], int(args.peak[1]), int(args.peak[2])))
         return

@@ -258,7 +258,7 @@ def _ranked(scores: Tensor, order: Tensor, padding: Tensor | None) -> Tensor:
 
 
 def _log_space_slope(ranked: Tensor, ell: Tensor, padding: Tensor | None) -> Tensor:
-    """:math:`-1 + \exp\big(s_k + \log\sum_{i \ge k} e^{-\ell_i}\big)`, 0 at the padding, out of
+    r""":math:`-1 + \exp\big(s_k + \log\sum_{i \ge k} e^{-\ell_i}\big)`, 0 at the padding, out of
     place, so that it is differentiable too (the create_graph path)."""
     neg = ell.neg() if padding is None else ell.neg().masked_fill(padding, -torch.inf)
     slope = (neg.flip(-1).logcumsumexp(-1).flip(-1) + ranked).exp() - 1.0

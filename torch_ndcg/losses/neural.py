@@ -182,7 +182,9 @@ def neural_ndcg(
         impl: ``"dense"`` (``[B, N, N]`` tensors and autograd, the readable reference, the
             only one with second derivatives), ``"kernel"`` (the NeuralSort kernel built once per
             list and Sinkhorn as matrix–vector scalings of it, ragged lists grouped by length;
-            memory: one cache-sized group of kernels plus O(iterations·B·N) scalings),
+            memory: one cache-sized group of kernels plus O(iterations·B·N) scalings; on CPU its
+            two sequential loops are C compiled on first use where a C compiler is, see
+            :mod:`torch_ndcg.losses.native`),
             ``"streaming"`` (O(B·N) memory, block recomputation in backward), ``"triton"`` (the
             streaming algorithm with fused Triton kernels; CUDA tensors) or ``"auto"`` (Triton
             on CUDA when installed, else kernel while the longest list's ``N × N`` kernel takes

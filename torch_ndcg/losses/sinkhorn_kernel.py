@@ -9,8 +9,11 @@ product and a reciprocal (Sinkhorn & Knopp 1967; Cuturi 2013):
 * rows:    ``ũ = 1 / (K w̃)``,
 * columns: ``w̃ = 1 / (Kᵀ ũ)``.
 
-Without ``tol`` all half-steps first run unchecked (two ops each, one host check at the end);
-only when a scaling left the safe range does the group rerun with the checks below.
+Without ``tol`` all half-steps first run unchecked (one host check at the end); only when a
+scaling left the safe range does the group rerun with the checks below. The unchecked run and
+the backward's walk are the two long sequential loops: on CPU they run in :mod:`.native`'s
+compiled C where it builds (one call each, a list at a time in cache), else two NumPy (short
+lists) or torch calls a step.
 
 Stabilisation (Schmitzer 2019, "absorption"): every :data:`CHECK_EVERY` half-steps the scalings
 are checked on the host; when one left ``[1/BIG, BIG]`` (or became non-finite) the iteration rolls
@@ -32,6 +35,8 @@ costs about ``Σ nᵢ²`` rather than ``B · max(n)²``, and long lists iterate 
 1, after whole iterations (allRank's criterion; its columns then rows order). The flags are
 computed on the device every iteration and read every :data:`CHECK_EVERY` half-steps; the history
 is cut back to the first converged iteration, so the result is the same as checking every time.
+With the compiled loop every step runs unchecked (cheaper than the checks) and the flags of all
+iterations are computed at once afterwards, for the same cut.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ import numpy
 import torch
 from torch import Tensor
 
-from . import common
+from . import common, native
 
 # Kernel elements per group: ~1 MiB in float32, measured fastest of 2¹⁶–2²² on one CPU thread
 # (the iterations re-read the kernel ~4·iters times, so it should stay in L2).
@@ -203,6 +208,9 @@ def _on_host(t: Tensor) -> bool:
 
 def _scalings(history: Tensor, ones: Tensor, right: tuple[Tensor, Tensor], kinds: list[int]) -> None:
     """``history[h] = 1 / (history[h − 1] · right[kinds[h]])``, starting from ``ones``."""
+    if native.usable(history, ones, *right):
+        native.scalings(history, ones, right, kinds)
+        return
     # The rows and matrices are listed before the loop: an index per step costs about as much
     # as the step's reciprocal at these sizes.
     if _on_host(history):
@@ -218,6 +226,9 @@ def _scalings(history: Tensor, ones: Tensor, right: tuple[Tensor, Tensor], kinds
 
 def _walk_back(pq: Tensor, m: tuple[Tensor, Tensor], kinds: list[int]) -> None:
     """``pq[h − 1] *= pq[h] · m[kinds[h]]`` for ``h`` from the last row of ``pq`` down to 1."""
+    if native.usable(pq, *m):
+        native.walk_back(pq, m, kinds)
+        return
     if _on_host(pq):
         rows, mats = list(pq.numpy()[:, :, None, :]), [t.numpy() for t in m]
         product = numpy.empty_like(rows[0])
@@ -239,6 +250,10 @@ def _step(m: tuple[Tensor, Tensor], kind: int, given: Tensor) -> Tensor:
     """One scaling half-step: the new scaling ``1 / (M given)`` along the step's axis (the same
     product as :func:`_scalings`, so checked and unchecked runs agree to the bit)."""
     right = m[1] if kind == ROW else m[0]
+    if native.usable(given, right):
+        out = torch.empty_like(given)
+        native.scalings(out[None], given, (right, right), [0])
+        return out
     if _on_host(given):
         return torch.from_numpy(numpy.reciprocal(numpy.matmul(given.numpy()[:, None, :], right.numpy())[:, 0]))
     return torch.bmm(given[:, None, :], right)[:, 0].reciprocal_()
@@ -332,7 +347,11 @@ class _Run:
         zero, shift = self.ones - 1, -g.position_max()
         self.segments.append((0, shift, zero) if self.kinds[0] == ROW else (0, zero, shift))
         m = g.kernel(*self.segments[0][1:])
-        if self.tol is None and self.run_unchecked(m, big):
+        # With the compiled chains all steps cost less than checking a few: run them all, then cut.
+        whole = self.tol is None or native.usable(g.s)
+        if whole and self.run_unchecked(m, big):
+            if self.tol is not None:
+                self.cut_at_convergence(self.tol)
             return m
         h, stop, careful, flag_at = 0, len(self.kinds), False, 0
         while h < stop:
@@ -373,6 +392,19 @@ class _Run:
             return False
         self.outs = history
         return True
+
+    def cut_at_convergence(self, tol: float) -> None:
+        """Drops the steps after the first converged iteration of an unchecked run: the flags the
+        checked loop computes step by step, all at once (so the same steps remain)."""
+        flagged = [h for h in range(len(self.kinds)) if self.flagged(h)]
+        if not flagged:
+            return
+        at = torch.tensor(flagged, device=self.g.s.device)  # all ≥ 2, in the one segment
+        done = ((self.outs[at - 2] / self.outs[at] - 1).abs().amax((1, 2)) < tol).nonzero()
+        if len(done):
+            stop = flagged[int(done[0, 0])]
+            self.outs = self.outs[:stop]
+            del self.kinds[stop:]
 
     def value(self, m: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
         """Smooth DCG of the last (row) step's matrix: ``Σ_i row_w_i Σ_j W_ij col_h_j``, and the means."""
