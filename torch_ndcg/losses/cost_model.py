@@ -25,14 +25,16 @@ class Cost:
     per_element: float  # seconds per iteration and N² element
 
 
-# `python -m torch_ndcg.bench calibrate` on 2026-11-23: Intel Xeon (x86_64, AVX-512), 2 cores shared
-# with other jobs (so the fit is rough), torch 2.13.0+cpu; (device type, threads, impl) → Cost.
+# `python -m torch_ndcg.bench calibrate` on 2026-11-24: Intel Xeon (x86_64, AVX-512), 2 cores shared
+# with other jobs (so the fit is rough), torch 2.13.0+cpu, the kernel path's loops compiled
+# (:mod:`.native`; the fit of 2026-11-23, before them, had a kernel per_element of 2.1e-9 on one
+# thread, still a tenth of streaming's); (device type, threads, impl) → Cost.
 # No CUDA entry: no GPU was measured, and there "auto" keeps the kernel path whenever it fits.
 MEASURED: dict[tuple[str, int, str], Cost] = {
-    ("cpu", 1, "kernel"): Cost(per_call=2.462e-04, per_element=2.061e-09),
-    ("cpu", 1, "streaming"): Cost(per_call=1.067e-03, per_element=2.203e-08),
-    ("cpu", 2, "kernel"): Cost(per_call=1.278e-04, per_element=2.573e-09),
-    ("cpu", 2, "streaming"): Cost(per_call=3.164e-03, per_element=6.619e-08),
+    ("cpu", 1, "kernel"): Cost(per_call=1.425e-04, per_element=7.603e-10),
+    ("cpu", 1, "streaming"): Cost(per_call=5.937e-04, per_element=2.127e-08),
+    ("cpu", 2, "kernel"): Cost(per_call=1.257e-04, per_element=6.934e-10),
+    ("cpu", 2, "streaming"): Cost(per_call=4.918e-04, per_element=1.104e-08),
 }
 
 
