@@ -248,7 +248,7 @@ def test_standard_loss_docstring_examples_run(module):
     assert result.attempted > 0 and result.failed == 0
 
 
-NEURAL_IMPLS = [("streaming", tn.neural_ndcg_loss), ("kernel", tn.neural_ndcg_loss), ("streaming", tn.approx_ndcg_loss)]
+NEURAL_IMPLS = [("streaming", tn.neural_ndcg_loss), ("streaming", tn.approx_ndcg_loss)]
 
 
 @pytest.mark.parametrize(("impl", "loss"), NEURAL_IMPLS)
@@ -259,21 +259,49 @@ def test_second_derivatives_are_refused_by_name_where_the_gradient_is_analytic(i
         torch.autograd.grad(value, scores, create_graph=True)
 
 
-@pytest.mark.parametrize("loss", [tn.neural_ndcg_loss, tn.approx_ndcg_loss])
-def test_dense_gives_the_hessian_vector_product(loss):
+def test_neural_ndcg_with_tol_refuses_second_derivatives_by_name():
+    scores = torch.randn(2, 6, dtype=torch.float64, requires_grad=True)
+    value = tn.neural_ndcg_loss(scores, torch.randint(0, 3, (2, 6)).double(), impl="kernel", tol=1e-6)
+    with pytest.raises(ValueError, match="tol.*create_graph"):
+        torch.autograd.grad(value, scores, create_graph=True)
+
+
+HESSIAN_CASES = [
+    (tn.neural_ndcg_loss, {"impl": "dense"}),
+    (tn.neural_ndcg_loss, {"impl": "kernel"}),
+    (tn.neural_ndcg_loss, {"impl": "auto"}),  # the kernel path on CPU
+    (tn.neural_ndcg_loss, {"impl": "kernel", "transposed": True}),
+    (tn.neural_ndcg_loss, {"impl": "kernel", "stochastic": True, "samples": 2}),
+    (tn.approx_ndcg_loss, {"impl": "dense"}),
+]
+
+
+@pytest.mark.parametrize(("loss", "options"), HESSIAN_CASES)
+def test_the_hessian_vector_product_where_second_derivatives_exist(loss, options):
     gen = torch.Generator().manual_seed(2)
-    scores = torch.randn(2, 5, dtype=torch.float64, generator=gen, requires_grad=True)
-    relevance = torch.randint(0, 3, (2, 5), generator=gen).double()
-    direction = torch.randn(2, 5, dtype=torch.float64, generator=gen)
-    options = {"impl": "dense", "sinkhorn_iters": 3} if loss is tn.neural_ndcg_loss else {"impl": "dense"}
+    scores = torch.randn(3, 5, dtype=torch.float64, generator=gen, requires_grad=True)
+    relevance = torch.randint(0, 3, (3, 5), generator=gen).double()
+    mask = torch.tensor([[True] * 5, [True, False, True, True, False], [True] * 5])
+    direction = torch.randn(3, 5, dtype=torch.float64, generator=gen)
+    if loss is tn.neural_ndcg_loss:
+        options = {"sinkhorn_iters": 3, **options}
+
+    def value(s):
+        seeded = {"generator": torch.Generator().manual_seed(0)} if options.get("stochastic") else {}
+        return loss(s, relevance, 3, mask=mask, **options, **seeded)
 
     def gradient(s):
-        return torch.autograd.grad(loss(s, relevance, **options), s, create_graph=True)[0]
+        return torch.autograd.grad(value(s), s, create_graph=True)[0]
 
-    (hvp,) = torch.autograd.grad((gradient(scores) * direction).sum(), scores)
+    first = gradient(scores)
+    (hvp,) = torch.autograd.grad((first * direction).sum(), scores)
     step = 1e-5
     finite = (gradient(scores + step * direction) - gradient(scores - step * direction)) / (2 * step)
     torch.testing.assert_close(hvp, finite.detach(), atol=1e-6, rtol=1e-5)
+    # The create_graph gradient is the first-order one, and masked items get none of either.
+    (plain,) = torch.autograd.grad(value(scores), scores)
+    torch.testing.assert_close(first.detach(), plain, atol=1e-12, rtol=1e-10)
+    assert hvp[~mask].abs().max() == 0 and plain[~mask].abs().max() == 0
 
 
 @pytest.mark.parametrize(("loss", "options", "impl"), CASES)

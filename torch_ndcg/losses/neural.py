@@ -86,8 +86,8 @@ def _smooth_dcg(
         relaxation = common.SortRelaxation(valid, rank_weight, gains, tau, iters, transposed)
         if impl == "dense":
             return dense_dcg(scores, relaxation)
-        if impl == "kernel":
-            return kernel_dcg(scores, relaxation, tol)
+        if impl == "kernel":  # second derivatives through the dense reference
+            return kernel_dcg(scores, relaxation, tol, lambda x: dense_dcg(x, relaxation))
         return sinkhorn_dcg(scores, relaxation, common.block_ops(impl, scores))
 
     if not stochastic:
@@ -179,8 +179,8 @@ def neural_ndcg(
         sinkhorn_iters: Sinkhorn iterations, ≥ 1.
         transposed, stochastic, samples, beta, log_scores, generator: the variants above
             (``log_scores`` needs ``stochastic=True``).
-        impl: ``"dense"`` (``[B, N, N]`` tensors and autograd, the readable reference, the
-            only one with second derivatives), ``"kernel"`` (the NeuralSort kernel built once per
+        impl: ``"dense"`` (``[B, N, N]`` tensors and autograd, the readable reference),
+            ``"kernel"`` (the NeuralSort kernel built once per
             list and Sinkhorn as matrix–vector scalings of it, ragged lists grouped by length;
             memory: one cache-sized group of kernels plus O(iterations·B·N) scalings; on CPU its
             two sequential loops are C compiled on first use where a C compiler is, see
@@ -188,7 +188,10 @@ def neural_ndcg(
             ``"streaming"`` (O(B·N) memory, block recomputation in backward), ``"triton"`` (the
             streaming algorithm with fused Triton kernels; CUDA tensors) or ``"auto"`` (Triton
             on CUDA when installed, else kernel while the longest list's ``N × N`` kernel takes
-            at most 256 MiB, else streaming). All give the same values and gradients.
+            at most 256 MiB, else streaming). All give the same values and gradients. Second
+            derivatives (``create_graph=True``): ``"dense"``, and ``"kernel"`` without ``tol``,
+            whose backward then recomputes through dense (and takes dense's memory);
+            ``"streaming"`` and ``"triton"`` raise ``ValueError``.
         tol: stop Sinkhorn early, after the first whole iteration whose matrix has every row and
             column sum within ``tol`` of 1 (allRank's criterion; allRank uses ``1e-6``), checked
             per group of lists of similar length; ``None`` (default) runs all

@@ -26,6 +26,8 @@ The backward walks the half-steps in reverse, as the streaming path does, with t
 the ``O(iterations · B · N)`` scalings and rebuilds ``K`` (one ``exp`` per absorption segment),
 except that a group run with one kernel keeps it while it is no bigger than its scalings
 (``w ≤ steps``): what lives between forward and backward stays ``O(iterations · B · N)``.
+Under ``create_graph=True`` the backward instead differentiates the dense reference rebuilt from
+the saved scores, so second derivatives exist (at dense's memory).
 
 Lists are compacted (real items first), sorted by length and processed in groups whose kernels
 fit :data:`GROUP_ELEMENTS` (cache-sized), each group as wide as its longest list: a ragged batch
@@ -45,7 +47,7 @@ import contextlib
 import functools
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy
 
@@ -572,7 +574,7 @@ class KernelSinkhornDCG(torch.autograd.Function):
     """Smooth DCG ``[B]`` of ``scores [B, N]``: grouped, compacted lists, kernel Sinkhorn."""
 
     @staticmethod
-    def forward(ctx, scores, valid, rank_weight, gains, tau, iters, transposed, tol):
+    def forward(ctx, scores, valid, rank_weight, gains, tau, iters, transposed, tol, differentiable):
         n = valid.sum(-1)
         counts = n.tolist()
         # A batch without padding is already compact and sorted: its groups are slices, no gathers.
@@ -606,20 +608,32 @@ class KernelSinkhornDCG(torch.autograd.Function):
             metas.append(meta)
         # save_for_backward, not ctx attributes: autograd frees the O(iterations·B·N) history
         # after backward, even while the loss tensor lives on.
-        ctx.save_for_backward(*saved)
+        ctx.save_for_backward(*saved, scores)
         ctx.metas, ctx.shape, ctx.tau, ctx.iters, ctx.transposed = metas, scores.shape, tau, iters, transposed
+        ctx.tol, ctx.differentiable = tol, (None if tol is not None else differentiable)
         return dcg
 
     @staticmethod
     def backward(ctx, grad_dcg):
-        common.refuse_double_backward("kernel")
+        *saved_groups, scores = ctx.saved_tensors
+        if torch.is_grad_enabled():  # create_graph=True: a gradient that is itself differentiable
+            if ctx.differentiable is None and ctx.tol is None:
+                common.refuse_double_backward("kernel")
+            if ctx.differentiable is None:
+                raise ValueError(
+                    "tol (early stopping) has no second derivative (create_graph=True); leave tol=None, "
+                    "whose create_graph backward recomputes the loss through impl='dense'"
+                )
+            # The dense reference's own graph, rebuilt from the saved scores (the same value).
+            (grad,) = torch.autograd.grad(ctx.differentiable(scores), scores, grad_dcg, create_graph=True)
+            return grad, None, None, None, None, None, None, None, None
         grad = torch.zeros(ctx.shape, dtype=grad_dcg.dtype, device=grad_dcg.device)
-        saved = iter(ctx.saved_tensors)
+        saved = iter(saved_groups)
         with _subnormals_flushed(grad.device):
             for meta in ctx.metas:
                 place, run, mean = _unpack(saved, meta, ctx.tau, ctx.iters, ctx.transposed)
                 place.put(grad, backward_group(run, mean, place.take_lists(grad_dcg)))
-        return grad, None, None, None, None, None, None, None
+        return grad, None, None, None, None, None, None, None, None
 
 
 def _stacked(outs: list[Tensor] | Tensor) -> Tensor:
@@ -692,7 +706,18 @@ def _unpack(saved, meta: tuple, tau: float, iters: int, transposed: bool):
     return place, run, mean
 
 
-def kernel_dcg(scores: Tensor, relaxation: common.SortRelaxation, tol: float | None = None) -> Tensor:
-    """Smooth DCG ``[B]`` by kernel Sinkhorn; the same value and gradient as the dense reference."""
+def kernel_dcg(
+    scores: Tensor,
+    relaxation: common.SortRelaxation,
+    tol: float | None = None,
+    differentiable: Callable[[Tensor], Tensor] | None = None,
+) -> Tensor:
+    """Smooth DCG ``[B]`` by kernel Sinkhorn; the same value and gradient as the dense reference.
+
+    ``differentiable(scores)`` computes the same DCG in differentiable operations (the dense
+    reference); a backward under ``create_graph=True`` goes through it, so second derivatives
+    exist. Without it (or with ``tol``) such a backward raises ``ValueError``."""
     r = relaxation
-    return KernelSinkhornDCG.apply(scores, r.valid, r.rank_weight, r.gains, r.tau, r.iters, r.transposed, tol)
+    return KernelSinkhornDCG.apply(
+        scores, r.valid, r.rank_weight, r.gains, r.tau, r.iters, r.transposed, tol, differentiable
+    )
