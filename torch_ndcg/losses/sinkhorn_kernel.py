@@ -252,7 +252,7 @@ def _step(m: tuple[Tensor, Tensor], kind: int, given: Tensor) -> Tensor:
     """One scaling half-step: the new scaling ``1 / (M given)`` along the step's axis (the same
     product as :func:`_scalings`, so checked and unchecked runs agree to the bit)."""
     right = m[1] if kind == ROW else m[0]
-    if native.usable(given, right):
+    if native.usable(given, *m):  # the test _scalings makes: both matrices decide
         out = torch.empty_like(given)
         native.scalings(out[None], given, (right, right), [0])
         return out
@@ -350,7 +350,7 @@ class _Run:
         self.segments.append((0, shift, zero) if self.kinds[0] == ROW else (0, zero, shift))
         m = g.kernel(*self.segments[0][1:])
         # With the compiled chains all steps cost less than checking a few: run them all, then cut.
-        whole = self.tol is None or native.usable(g.s)
+        whole = self.tol is None or native.usable(*m)
         if whole and self.run_unchecked(m, big):
             if self.tol is not None:
                 self.cut_at_convergence(self.tol)
@@ -610,20 +610,20 @@ class KernelSinkhornDCG(torch.autograd.Function):
         # after backward, even while the loss tensor lives on.
         ctx.save_for_backward(*saved, scores)
         ctx.metas, ctx.shape, ctx.tau, ctx.iters, ctx.transposed = metas, scores.shape, tau, iters, transposed
-        ctx.tol, ctx.differentiable = tol, (None if tol is not None else differentiable)
+        ctx.tol, ctx.differentiable = tol, differentiable
         return dcg
 
     @staticmethod
     def backward(ctx, grad_dcg):
         *saved_groups, scores = ctx.saved_tensors
         if torch.is_grad_enabled():  # create_graph=True: a gradient that is itself differentiable
-            if ctx.differentiable is None and ctx.tol is None:
-                common.refuse_double_backward("kernel")
-            if ctx.differentiable is None:
+            if ctx.tol is not None:
                 raise ValueError(
                     "tol (early stopping) has no second derivative (create_graph=True); leave tol=None, "
                     "whose create_graph backward recomputes the loss through impl='dense'"
                 )
+            if ctx.differentiable is None:
+                common.refuse_double_backward("kernel")
             # The dense reference's own graph, rebuilt from the saved scores (the same value).
             (grad,) = torch.autograd.grad(ctx.differentiable(scores), scores, grad_dcg, create_graph=True)
             return grad, None, None, None, None, None, None, None, None
