@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any
 
 import torch
 
@@ -88,10 +89,16 @@ def measure(loss: str, impl: str, batch: int, length: int, device: str, iters: i
     return {"seconds": sorted(times)[len(times) // 2], "peak_mib": peak}
 
 
-def _fresh_process(loss: str, impl: str, batch: int, length: int, iters: int) -> dict[str, float]:
-    command = [sys.executable, "-m", "torch_ndcg.bench.losses", "--case", loss, impl, str(batch), str(length), str(iters)]
-    done = subprocess.run(command, capture_output=True, text=True, check=True, env=os.environ.copy())
+def _in_fresh_process(*args: object, **env: str) -> Any:
+    """``python -m torch_ndcg.bench.losses *args`` in a new process (``env`` added to this one's):
+    its last line of output, read as JSON."""
+    command = [sys.executable, "-m", "torch_ndcg.bench.losses", *map(str, args)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env={**os.environ, **env})
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _fresh_process(loss: str, impl: str, batch: int, length: int, iters: int) -> dict[str, float]:
+    return _in_fresh_process("--case", loss, impl, batch, length, iters)
 
 
 def _table(device: str, quick: bool) -> None:
@@ -293,9 +300,7 @@ def peak_growth(impl: str, batch: int, length: int) -> float:
 
 
 def _peak_in_fresh_process(impl: str, batch: int, length: int) -> float:
-    command = [sys.executable, "-m", "torch_ndcg.bench.losses", "--peak", impl, str(batch), str(length)]
-    done = subprocess.run(command, capture_output=True, text=True, check=True, env=os.environ.copy())
-    return float(done.stdout.strip().splitlines()[-1])
+    return float(_in_fresh_process("--peak", impl, batch, length))
 
 
 def first_calls() -> dict[str, object]:
@@ -319,10 +324,7 @@ def first_calls() -> dict[str, object]:
 
 def _first_calls_line() -> str:
     with tempfile.TemporaryDirectory() as cache:
-        command = [sys.executable, "-m", "torch_ndcg.bench.losses", "--first-calls"]
-        env = {**os.environ, "TORCH_NDCG_CACHE": cache}
-        done = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
-    found = json.loads(done.stdout.strip().splitlines()[-1])
+        found = _in_fresh_process("--first-calls", TORCH_NDCG_CACHE=cache)
     first, second, other = found["ms"]
     if not found["compiled"]:
         return (f"compiled Sinkhorn loops: not built (no C compiler, or TORCH_NDCG_NATIVE=0): NumPy loops; "

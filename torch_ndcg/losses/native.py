@@ -93,12 +93,12 @@ def library() -> ctypes.CDLL | None:
     start = time.perf_counter()
     try:
         path = _build(compiler, _cache_dir())
-        lib = None if path is None else ctypes.CDLL(str(path))
+        if path is None:
+            return None
+        lib = ctypes.CDLL(str(path))
     except (OSError, subprocess.SubprocessError):
         return None
     build_seconds = time.perf_counter() - start
-    if lib is None:
-        return None
     pointer, integer = ctypes.c_void_p, ctypes.c_int
     for suffix in _SUFFIX.values():
         getattr(lib, f"scalings_{suffix}").argtypes = [pointer] * 5 + [integer] * 3
