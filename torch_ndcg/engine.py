@@ -148,8 +148,10 @@ def sum_to_cutoffs(terms: Tensor, cutoffs: Cutoffs) -> Tensor:
     index = [d.clip_cutoff(k, terms.shape[-1]) - 1 for k in cutoffs]
     if len(index) == 1:
         return totals.narrow(-1, index[0], 1)
-    # index_select, not advanced indexing: the latter is several times slower on CPU.
-    return totals.index_select(-1, torch.tensor(index, device=terms.device))
+    if terms.device.type == "cpu":  # index_select, not advanced indexing: the latter is several times slower
+        return totals.index_select(-1, torch.tensor(index))
+    # Elsewhere an index tensor built from a list is a host-to-device copy, which waits for the device.
+    return torch.cat([totals.narrow(-1, i, 1) for i in index], dim=-1)
 
 
 def evaluate(
