@@ -35,9 +35,6 @@ from .launch import compute_dtype, contiguous, launch
 if TYPE_CHECKING:  # the record of the interface these kernels implement (no import upwards at run time)
     from ..losses.kernels import WeightedMean
 
-_NEG_INF = tl.constexpr(float("-inf"))
-
-
 @triton.jit(do_not_specialize=["n_rows", "n_cols"])
 def _lse_outer(
     x_ptr, y_ptr, z_ptr, h_ptr, f_ptr, m_ptr, n_rows, n_cols,
@@ -47,18 +44,18 @@ def _lse_outer(
     i = tl.program_id(1) * BLOCK_I + tl.arange(0, BLOCK_I)
     dtype = f_ptr.dtype.element_ty
     x_i = tl.load(x_ptr + b * n_rows + i, mask=i < n_rows, other=0.0).to(dtype)
-    top = tl.full([BLOCK_I], _NEG_INF, dtype)
+    top = tl.full([BLOCK_I], float("-inf"), dtype)
     total = tl.zeros([BLOCK_I], dtype=dtype)
     weighted = tl.zeros([BLOCK_I], dtype=dtype)
     for start in range(0, n_cols, BLOCK_J):
         j = start + tl.arange(0, BLOCK_J)
         y_j = tl.load(y_ptr + b * n_cols + j, mask=j < n_cols, other=0.0).to(dtype)
-        z_j = tl.load(z_ptr + b * n_cols + j, mask=j < n_cols, other=_NEG_INF).to(dtype)
+        z_j = tl.load(z_ptr + b * n_cols + j, mask=j < n_cols, other=float("-inf")).to(dtype)
         t = x_i[:, None] * y_j[None, :] + z_j[None, :]
         new_top = tl.maximum(top, tl.max(t, axis=1))
         # Until a row meets an existing column its maximum is -inf: shift by 0 there, so that
         # exp(-inf - shift) is 0 and never exp(-inf + inf) = NaN.
-        shift = tl.where(new_top == _NEG_INF, 0.0, new_top)
+        shift = tl.where(new_top == float("-inf"), 0.0, new_top)
         scale = tl.exp(top - shift)
         p = tl.exp(t - shift[:, None])
         total = total * scale + tl.sum(p, axis=1)
@@ -68,7 +65,7 @@ def _lse_outer(
         top = new_top
     some = total > 0
     safe = tl.where(some, total, 1.0)
-    f = tl.where(some, tl.where(top == _NEG_INF, 0.0, top) + tl.log(safe), _NEG_INF)
+    f = tl.where(some, tl.where(top == float("-inf"), 0.0, top) + tl.log(safe), float("-inf"))
     tl.store(f_ptr + b * n_rows + i, f, mask=i < n_rows)
     if HAS_H:
         tl.store(m_ptr + b * n_rows + i, tl.where(some, weighted / safe, 0.0), mask=i < n_rows)
@@ -90,7 +87,7 @@ def _lse_outer_grad_rows(
     for start in range(0, n_cols, BLOCK_J):
         j = start + tl.arange(0, BLOCK_J)
         y_j = tl.load(y_ptr + b * n_cols + j, mask=j < n_cols, other=0.0).to(dtype)
-        z_j = tl.load(z_ptr + b * n_cols + j, mask=j < n_cols, other=_NEG_INF).to(dtype)
+        z_j = tl.load(z_ptr + b * n_cols + j, mask=j < n_cols, other=float("-inf")).to(dtype)
         w = tl.exp(x_i[:, None] * y_j[None, :] + z_j[None, :] - f_i[:, None])
         wy += tl.sum(w * y_j[None, :], axis=1)
         if HAS_H:
@@ -115,7 +112,7 @@ def _lse_outer_grad_cols(
     j = tl.program_id(1) * BLOCK_I + tl.arange(0, BLOCK_I)
     dtype = gz_ptr.dtype.element_ty
     y_j = tl.load(y_ptr + b * n_cols + j, mask=j < n_cols, other=0.0).to(dtype)
-    z_j = tl.load(z_ptr + b * n_cols + j, mask=j < n_cols, other=_NEG_INF).to(dtype)
+    z_j = tl.load(z_ptr + b * n_cols + j, mask=j < n_cols, other=float("-inf")).to(dtype)
     wa = tl.zeros([BLOCK_I], dtype=dtype)
     wax = tl.zeros([BLOCK_I], dtype=dtype)
     wg = tl.zeros([BLOCK_I], dtype=dtype)
