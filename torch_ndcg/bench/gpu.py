@@ -8,8 +8,10 @@ and ``approx_ndcg_loss`` on ``[batch, N]`` float32 scores, for each implementati
 the median of ``--repeats`` calls after one warm-up call (Triton compiles there), taken with
 CUDA events; a case whose first call takes over ``--slow-seconds`` is timed once. Memory is
 ``torch.cuda.max_memory_allocated`` during the call minus what was allocated before it (the
-inputs). Dense is skipped at sizes above the first one where it ran out of memory. Ratios are
-speed-ups of Triton: streaming time / Triton time and dense time / Triton time.
+inputs). Dense is skipped at sizes above the first one where it ran out of memory, and any
+implementation whose time at the previous size, scaled by N², predicts more than
+``--skip-seconds`` is not run: its cell shows that estimate as ``~N s``. Ratios are speed-ups of
+Triton: streaming time / Triton time and dense time / Triton time.
 
 Exact-metric table: ``tn.ndcg(scores, labels, k=10)`` on ``[B, N]`` float32 scores and int64
 labels, with and without value validation; "bytes/s" counts one read of the inputs, the least
@@ -62,8 +64,10 @@ def _loss_step(loss: str, impl: str, scores: torch.Tensor, labels: torch.Tensor,
     return step
 
 
-def _fmt_time(seconds: float | None) -> str:
-    return "—" if seconds is None else f"{seconds * 1e3:,.2f}"
+def _fmt_time(seconds: float | None, estimate: float | None = None) -> str:
+    if seconds is None:
+        return "—" if estimate is None else f"~{estimate:,.0f} s"
+    return f"{seconds * 1e3:,.2f}"
 
 
 def _fmt_mib(nbytes: int | None) -> str:
@@ -82,29 +86,39 @@ def losses_table(args: argparse.Namespace) -> None:
     print("-" * len(header))
     for loss in ("NeuralNDCG", "ApproxNDCG"):
         dense_fits = True
+        last: dict[str, tuple[int, float]] = {}  # impl -> (N, seconds) of its last measured size
         for n in args.sizes:
             generator = torch.Generator(device="cuda").manual_seed(0)
             scores = torch.randn(args.batch, n, device="cuda", generator=generator).requires_grad_(True)
             labels = torch.randint(0, 5, (args.batch, n), device="cuda", generator=generator)
             row: dict[str, tuple[float | None, int | None]] = {}
+            estimates: dict[str, float] = {}
             for impl in IMPLS:
                 if impl == "dense" and not dense_fits:
                     row[impl] = (None, None)
                     continue
+                if impl in last:  # the pairwise work grows as N²
+                    estimates[impl] = last[impl][1] * (n / last[impl][0]) ** 2
+                    if estimates[impl] > args.skip_seconds:
+                        row[impl] = (None, None)
+                        continue
                 try:
                     row[impl] = _timed(_loss_step(loss, impl, scores, labels, args.iters), args.repeats, args.slow_seconds)
                 except torch.cuda.OutOfMemoryError:
                     row[impl] = (None, None)
                     dense_fits = dense_fits and impl != "dense"
+                if row[impl][0] is not None:
+                    last[impl] = (n, row[impl][0])
                 scores.grad = None
                 torch.cuda.empty_cache()  # after the except block, which frees the failed graph
-            cells = " | ".join(f"{_fmt_time(row[i][0]):>13} {_fmt_mib(row[i][1]):>9}" for i in IMPLS)
+            cells = " | ".join(f"{_fmt_time(row[i][0], estimates.get(i)):>13} {_fmt_mib(row[i][1]):>9}" for i in IMPLS)
             triton = row["triton"][0]
             print(f"{loss:<11} {n:>6} | {cells} | {_ratio(row['streaming'][0], triton):>13} "
                   f"{_ratio(row['dense'][0], triton):>12}")
             del scores, labels
             torch.cuda.empty_cache()
-    print("— : not run (out of memory, or dense above a size where it ran out of memory)")
+    print("— : not run (out of memory, or dense above a size where it ran out of memory); "
+          f"~N s: not run, its time at the previous size scaled by N² predicts over {args.skip_seconds:g} s")
 
 
 def metric_table(args: argparse.Namespace) -> None:
@@ -140,6 +154,8 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser.add_argument("--iters", type=int, default=5 if quick else 50)
     parser.add_argument("--repeats", type=int, default=1 if quick else 5)
     parser.add_argument("--slow-seconds", type=float, default=2.0, help="time a case once if its warm-up took longer")
+    parser.add_argument("--skip-seconds", type=float, default=30.0,
+                        help="do not run a case whose N²-scaled estimate from the previous size is longer")
     parser.add_argument("--bandwidth-gbs", type=float, default=3350.0, help="the device's memory bandwidth, GB/s")
     parser.add_argument("--profile", action="store_true", help="print the CUDA kernels of one exact-metric call")
     args = parser.parse_args(argv or [])

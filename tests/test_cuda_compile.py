@@ -1,0 +1,78 @@
+"""On a CUDA device: every loss and the exact metric under ``torch.compile`` equal eager, and the
+dense-layout calls with ``validate=False`` never wait for the device (skipped without CUDA)."""
+
+import pytest
+import torch
+
+import torch_ndcg as tn
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+LOSSES = {
+    "neural_ndcg_loss": lambda s, r, **o: tn.neural_ndcg_loss(s, r, 5, **o),
+    "approx_ndcg_loss": lambda s, r, **o: tn.approx_ndcg_loss(s, r, 5, **o),
+    "listnet_loss": tn.listnet_loss,
+    "listmle_loss": tn.listmle_loss,
+    "softmax_loss": tn.softmax_loss,
+    "ranknet_loss": tn.ranknet_loss,
+    "lambda_loss": lambda s, r, **o: tn.lambda_loss(s, r, 5, **o),
+    "pairwise_hinge_loss": tn.pairwise_hinge_loss,
+}
+
+
+def _batch(dtype: torch.dtype = torch.float64) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    generator = torch.Generator(device="cuda").manual_seed(0)
+    scores = torch.randn(8, 20, device="cuda", dtype=dtype, generator=generator)
+    relevance = torch.randint(0, 4, (8, 20), device="cuda", generator=generator)
+    mask = torch.rand(8, 20, device="cuda", generator=generator) < 0.85
+    return scores, relevance, mask
+
+
+def _value_and_grad(fn, scores, relevance, mask):
+    x = scores.clone().requires_grad_(True)
+    value = fn(x, relevance, mask=mask)
+    value.backward()
+    return value.detach(), x.grad
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_compiled_loss_equals_eager_on_cuda(name) -> None:
+    torch._dynamo.reset()
+    scores, relevance, mask = _batch()
+    loss = LOSSES[name]
+
+    def fn(s, r, mask):
+        return loss(s, r, mask=mask, validate=False)
+
+    eager = _value_and_grad(fn, scores, relevance, mask)
+    compiled = _value_and_grad(torch.compile(fn), scores, relevance, mask)
+    torch.testing.assert_close(compiled[0], eager[0], rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(compiled[1], eager[1], rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("ties", ["average", "first"])
+def test_compiled_metric_equals_eager_on_cuda(ties) -> None:
+    torch._dynamo.reset()
+    scores, relevance, mask = _batch(torch.float32)
+    scores = scores.round(decimals=1)  # ties
+
+    def fn(s, r, mask):
+        return tn.ndcg(s, r, 10, mask=mask, ties=ties, validate=False)
+
+    torch.testing.assert_close(torch.compile(fn)(scores, relevance, mask), fn(scores, relevance, mask))
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_loss_with_validate_false_never_waits_for_the_device(name) -> None:
+    scores, relevance, mask = _batch(torch.float32)
+    x = scores.clone().requires_grad_(True)
+    LOSSES[name](x, relevance, mask=mask, validate=False).backward()  # warm-up: Triton builds, caches
+    x.grad = None
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")
+    try:
+        value = LOSSES[name](x, relevance, mask=mask, validate=False)
+        value.backward()
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert torch.isfinite(value).all()
