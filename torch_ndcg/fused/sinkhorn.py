@@ -73,15 +73,21 @@ def _lse_outer(
 
 @triton.jit(do_not_specialize=["n_rows", "n_cols"])
 def _lse_outer_grad_rows(
-    x_ptr, y_ptr, z_ptr, h_ptr, f_ptr, alpha_ptr, gm_ptr, gx_ptr, n_rows, n_cols,
+    x_ptr, y_ptr, z_ptr, h_ptr, f_ptr, alpha_ptr, gm_ptr, gx_ptr, inv_ptr, n_rows, n_cols,
     BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, HAS_H: tl.constexpr,
 ):  # fmt: skip
-    """``gx_i = α_i Σ_j W_ij y_j + grad_m_i Σ_j W_ij h_j y_j``."""
+    """``gx_i = α_i Σ_j W_ij y_j + grad_m_i Σ_j W_ij h_j y_j``, and each row's ``1 / Σ_j exp(t_ij − f_i)``.
+
+    ``f`` rounds to about ``|f|·ε`` (``|f|`` reaches thousands on long lists), which would scale a
+    whole row of ``exp(t − f)`` by ``1 ± |f|·ε``; the Sinkhorn backward amplifies such unnormalised
+    rows, so the weights are renormalised by their own sum, as a softmax would be.
+    """
     b = tl.program_id(0).to(tl.int64)
     i = tl.program_id(1) * BLOCK_I + tl.arange(0, BLOCK_I)
     dtype = gx_ptr.dtype.element_ty
     x_i = tl.load(x_ptr + b * n_rows + i, mask=i < n_rows, other=0.0).to(dtype)
     f_i = tl.load(f_ptr + b * n_rows + i, mask=i < n_rows, other=float("inf")).to(dtype)
+    ws = tl.zeros([BLOCK_I], dtype=dtype)
     wy = tl.zeros([BLOCK_I], dtype=dtype)
     why = tl.zeros([BLOCK_I], dtype=dtype)
     for start in range(0, n_cols, BLOCK_J):
@@ -89,19 +95,22 @@ def _lse_outer_grad_rows(
         y_j = tl.load(y_ptr + b * n_cols + j, mask=j < n_cols, other=0.0).to(dtype)
         z_j = tl.load(z_ptr + b * n_cols + j, mask=j < n_cols, other=float("-inf")).to(dtype)
         w = tl.exp(x_i[:, None] * y_j[None, :] + z_j[None, :] - f_i[:, None])
+        ws += tl.sum(w, axis=1)
         wy += tl.sum(w * y_j[None, :], axis=1)
         if HAS_H:
             h_j = tl.load(h_ptr + b * n_cols + j, mask=j < n_cols, other=0.0).to(dtype)
             why += tl.sum(w * (h_j * y_j)[None, :], axis=1)
+    inv = tl.where(ws > 0, 1.0 / tl.where(ws > 0, ws, 1.0), 0.0)  # rows without columns (f = +inf) weigh nothing
     gx = tl.load(alpha_ptr + b * n_rows + i, mask=i < n_rows, other=0.0).to(dtype) * wy
     if HAS_H:
         gx += tl.load(gm_ptr + b * n_rows + i, mask=i < n_rows, other=0.0).to(dtype) * why
-    tl.store(gx_ptr + b * n_rows + i, gx, mask=i < n_rows)
+    tl.store(gx_ptr + b * n_rows + i, gx * inv, mask=i < n_rows)
+    tl.store(inv_ptr + b * n_rows + i, inv, mask=i < n_rows)
 
 
 @triton.jit(do_not_specialize=["n_cols", "n_rows"])
 def _lse_outer_grad_cols(
-    x_ptr, y_ptr, z_ptr, h_ptr, f_ptr, alpha_ptr, gm_ptr, gy_ptr, gz_ptr, n_cols, n_rows,
+    x_ptr, y_ptr, z_ptr, h_ptr, f_ptr, inv_ptr, alpha_ptr, gm_ptr, gy_ptr, gz_ptr, n_cols, n_rows,
     BLOCK_I: tl.constexpr, BLOCK_J: tl.constexpr, HAS_H: tl.constexpr,
 ):  # fmt: skip
     """``gz_j = Σ_i W_ij α_i + h_j Σ_i W_ij grad_m_i``, ``gy_j`` the same with an extra ``x_i``.
@@ -122,7 +131,8 @@ def _lse_outer_grad_cols(
         x_i = tl.load(x_ptr + b * n_rows + i, mask=i < n_rows, other=0.0).to(dtype)
         f_i = tl.load(f_ptr + b * n_rows + i, mask=i < n_rows, other=float("inf")).to(dtype)
         a_i = tl.load(alpha_ptr + b * n_rows + i, mask=i < n_rows, other=0.0).to(dtype)
-        w = tl.exp(y_j[:, None] * x_i[None, :] + z_j[:, None] - f_i[None, :])
+        inv_i = tl.load(inv_ptr + b * n_rows + i, mask=i < n_rows, other=0.0).to(dtype)
+        w = tl.exp(y_j[:, None] * x_i[None, :] + z_j[:, None] - f_i[None, :]) * inv_i[None, :]
         wa += tl.sum(w * a_i[None, :], axis=1)
         wax += tl.sum(w * (a_i * x_i)[None, :], axis=1)
         if HAS_H:
@@ -193,10 +203,10 @@ def lse_outer_backward(
     has_h = grad_m is not None
     x, y, z, f, alpha = contiguous(x, y, z, f, alpha)
     h_, gm = (h.contiguous(), grad_m.contiguous()) if has_h else (z, alpha)
-    gx, gy, gz = _empty(x), _empty(y), _empty(y)
+    gx, gy, gz, inv = _empty(x), _empty(y), _empty(y), _empty(x)
     rows, cols = x.shape[1], y.shape[1]
-    launch(_lse_outer_grad_rows, rows, cols, x, y, z, h_, f, alpha, gm, gx, block=block, HAS_H=has_h)
-    launch(_lse_outer_grad_cols, cols, rows, x, y, z, h_, f, alpha, gm, gy, gz, block=block, HAS_H=has_h)
+    launch(_lse_outer_grad_rows, rows, cols, x, y, z, h_, f, alpha, gm, gx, inv, block=block, HAS_H=has_h)
+    launch(_lse_outer_grad_cols, cols, rows, x, y, z, h_, f, inv, alpha, gm, gy, gz, block=block, HAS_H=has_h)
     return gx, gy, gz
 
 
