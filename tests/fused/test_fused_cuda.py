@@ -36,13 +36,18 @@ def test_triton_equals_streaming_at_b64_n1024(loss, options) -> None:
     expected, expected_grad = _run(loss, "streaming", scores, labels, mask=mask, **options)
     torch.testing.assert_close(value, expected, rtol=1e-5, atol=1e-6)
     assert (grad[~mask] == 0).all()
-    if options.get("stochastic"):  # float64 would draw different Gumbel noise
-        scale = expected_grad.abs().max().item()
-        torch.testing.assert_close(grad, expected_grad, rtol=0, atol=3e-4 * scale)
+    # Float32 gradients stray from float64 by rounding that the Sinkhorn backward amplifies (on
+    # 1,024-item lists even the streaming path's reach ~5e-4 of the largest): Triton must be as
+    # accurate as the float32 streaming path, measured against float64 on the same lists.
+    deterministic = {key: value for key, value in options.items() if key not in ("stochastic", "samples")}
+    _, exact = _run(loss, "streaming", scores.double(), labels, mask=mask, **deterministic)
+    _, streaming32 = _run(loss, "streaming", scores, labels, mask=mask, **deterministic)
+    scale = exact.abs().max().item()
+    allowed = max(3e-4 * scale, 2 * (streaming32.double() - exact).abs().max().item())
+    if options.get("stochastic"):  # float64 would draw different Gumbel noise: compare the float32 paths
+        torch.testing.assert_close(grad, expected_grad, rtol=0, atol=allowed)
         return
-    # Two float32 paths differ by rounding amplified by the Sinkhorn backward: compare with float64.
-    _, exact = _run(loss, "streaming", scores.double(), labels, mask=mask, **options)
-    torch.testing.assert_close(grad.double(), exact, rtol=0, atol=3e-4 * exact.abs().max().item())
+    torch.testing.assert_close(grad.double(), exact, rtol=0, atol=allowed)
 
 
 @cuda
