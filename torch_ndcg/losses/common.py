@@ -18,7 +18,7 @@ from torch import Tensor
 from .. import definitions as d
 from .. import fused as fused_kernels
 from ..aggregation import apply_empty, reduce
-from ..dense import ideal_dcg, prepare as prepare_dense
+from ..dense import ideal_dcg, may_read_values, prepare as prepare_dense
 from ..validation import EMPTY, REDUCTIONS, check_option, check_positive
 from . import kernels
 
@@ -48,6 +48,7 @@ class LossLists:
     idcg: Tensor | None  # [B], the exact IDCG@k of the metric code (None: not asked for)
     cutoff: int | None
     batch_shape: torch.Size
+    validate: bool = True  # whether the loss may read values to check its result (see finish)
 
     @property
     def length(self) -> int:
@@ -117,6 +118,7 @@ def prepare(
         idcg=idcg,
         cutoff=cutoff,
         batch_shape=lists.scores.shape[:-1],
+        validate=validate,
     )
 
 
@@ -181,6 +183,16 @@ def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
     """
     is_empty = lists.idcg == 0
     values = dcg / torch.where(is_empty, torch.ones_like(lists.idcg), lists.idcg)
+    # NaN marks a skipped list from here on, so a NaN that a computation produced must not pass
+    # as one: the checked inputs were finite, so it is a numerical failure at these scores.
+    if may_read_values(values, lists.validate) and bool(torch.isnan(values).any()):
+        failed = torch.isnan(values) & ~is_empty
+        if bool(failed.any()):
+            raise ValueError(
+                f"scores: the smooth NDCG of list {int(failed.nonzero()[0, 0])} (flattened batch index) is NaN "
+                "although the inputs are finite, a numerical failure at these scores and temperature; "
+                "try float64 scores, a larger temperature or impl='dense'"
+            )
     return reduce(apply_empty(values, is_empty, empty).reshape(lists.batch_shape), reduction)
 
 

@@ -57,6 +57,10 @@ TRANSPOSE_COPY_MAX = 256
 # Lists up to this long do their products in NumPy on CPU. Not longer: OpenBLAS (NumPy's BLAS)
 # threads a matrix–vector product of 2304·4 = 96² elements or more, ignoring torch.set_num_threads.
 HOST_MAX_WIDTH = 95
+# A group runs in float64 when its log-kernel's entries, sums of terms up to M in magnitude, are
+# resolved by its dtype only to M·eps above this: the kernel is rebuilt from such sums after every
+# absorption, and errors of this size (in nats) would leave whole rows of it underflowed.
+LOG_KERNEL_MAX_ERROR = 2.0**-6
 # Half-steps between host checks of the scalings (and of ``tol``).
 CHECK_EVERY = 10
 ROW, COL = 0, 1
@@ -510,10 +514,23 @@ def _groups(lengths: list[int]) -> tuple[list[tuple[int, int, int]], list[int], 
     return plan(ordered), ordered, torch.tensor(order)
 
 
+def _compute_dtype(s: Tensor, n: Tensor, width: int, tau: float) -> torch.dtype:
+    """float64 for a group whose log-kernel ``r_i s_j + a_j`` (each term at most ``M = 3·w·max|s|/τ``
+    in magnitude) its own dtype resolves worse than :data:`LOG_KERNEL_MAX_ERROR`; else its dtype."""
+    if s.dtype == torch.float64:
+        return s.dtype
+    real = torch.arange(width, device=s.device)[None, :] < n[:, None]
+    largest = float(torch.where(real, s.abs(), torch.zeros_like(s)).amax()) if s.numel() else 0.0
+    precise = 3 * width * largest / tau * torch.finfo(s.dtype).eps <= LOG_KERNEL_MAX_ERROR
+    return s.dtype if precise else torch.float64
+
+
 def _group(place: Place, ordered: list[int], scores: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor,
            tau: float, transposed: bool) -> _Group:  # fmt: skip
+    s, n = place.take(scores), place.take_lists(lengths)
+    dtype = _compute_dtype(s, n, place.width, tau)
     g = _Group(
-        place.take(scores), place.take_lists(lengths).to(scores.dtype), place.take(rank_weight), place.take(gains),
+        s.to(dtype), n.to(dtype), place.take(rank_weight).to(dtype), place.take(gains).to(dtype),
         tau, transposed, ordered[place.stop - 1] < place.width,
     )  # fmt: skip
     g.allocate()
@@ -526,7 +543,8 @@ def forward(
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Smooth DCG ``[B]`` of compact lists (row ``b``'s first ``lengths[b]`` entries are its items),
     and what :func:`backward` needs: ``history [steps, B, N]`` (each step's scaling, for groups
-    run with one kernel) and ``record [B, 2]`` int64 (steps run, kernels used) per list."""
+    run with one kernel in ``scores``' dtype) and ``record [B, 2]`` int64 (steps run, kernels
+    used) per list."""
     batch, width = scores.shape
     dcg = torch.zeros(batch, dtype=scores.dtype, device=scores.device)
     history = torch.zeros(steps(iters, transposed), batch, width, dtype=scores.dtype, device=scores.device)
@@ -537,8 +555,8 @@ def forward(
         place = Place(first, stop, w, order)
         run = _Run(_group(place, ordered, scores, lengths, rank_weight, gains, tau, transposed), iters, tol)
         m = run.run()
-        place.put(dcg, run.value(m)[0])
-        if len(run.segments) == 1:
+        place.put(dcg, run.value(m)[0].to(dcg.dtype))
+        if len(run.segments) == 1 and run.g.s.dtype == history.dtype:
             place.put_steps(history, run.outs if isinstance(run.outs, Tensor) else torch.stack(run.outs))
         place.put_rows(record, torch.tensor([[len(run.kinds), len(run.segments)]], device=scores.device).expand(stop - first, 2))
     return dcg, history, record
@@ -559,14 +577,14 @@ def backward(
             place = Place(first, stop, w, order)
             g = _group(place, ordered, scores, lengths, rank_weight, gains, tau, transposed)
             done, kernels = runs[first if order is None else int(order[first])]
-            if kernels == 1:
+            if kernels == 1 and g.s.dtype == scores.dtype:
                 run = _Run(g, iters, None)
                 del run.kinds[done:]
                 m = g.kept = run.begin()
                 run.outs = place.take_steps(history)[:done]
-            else:  # the same absorptions as the forward's, which kept no record of them
+            else:  # the same absorptions (and dtype) as the forward's, which kept no record of them
                 run = _Run(g, iters, tol)
                 m = run.run()
             mean = run.value(m)[1]
-            place.put(grad, backward_group(run, mean, place.take_lists(grad_dcg)))
+            place.put(grad, backward_group(run, mean, place.take_lists(grad_dcg).to(g.s.dtype)).to(grad.dtype))
     return grad
