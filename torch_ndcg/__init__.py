@@ -9,7 +9,8 @@ The metrics and the losses share one definition of gain, discount and cutoff
 * ``tn.ranked.ndcg``, … score recommended id lists against a ground truth (:mod:`torch_ndcg.ranked`).
 * ``tn.metrics.NDCG``, … are the stateful TorchMetrics classes (needs ``torch-ndcg[metrics]``;
   imported on first use).
-* ``tn.neural_ndcg_loss``, ``tn.approx_ndcg_loss`` and their modules are the smooth losses.
+* ``tn.neural_ndcg_loss``, ``tn.approx_ndcg_loss`` and their modules are the smooth losses;
+  ``tn.backends()`` tells which implementation of them runs, and why.
 """
 
 from importlib import import_module
@@ -22,6 +23,7 @@ from .functional import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, p
 from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
 from .losses import LambdaLoss, ListMLELoss, ListNetLoss, PairwiseHingeLoss, RankNetLoss, SoftmaxLoss
 from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
+from .losses.backends import backends
 from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
 
@@ -40,6 +42,7 @@ __all__ = [
     "approx_ndcg",
     "approx_ndcg_loss",
     "average_precision",
+    "backends",
     "cg",
     "dcg",
     "exp2_gain",

@@ -1,7 +1,5 @@
 """The losses benchmark runs end to end at tiny sizes and prints its table."""
 
-import re
-
 import pytest
 
 from torch_ndcg.bench import losses
@@ -12,20 +10,24 @@ def test_losses_benchmark_quick(capsys):
     out = capsys.readouterr().out
     assert "NeuralNDCG" in out and "ApproxNDCG" in out and "stream MiB" in out
     assert "4 x 8 in a tight loop" in out and "auto with 1 Sinkhorn iteration" in out
+    assert "torch.compile(loss) vs eager" in out
     dense_vs_streaming = out[out.index("losses on cpu") : out.index("standard losses on cpu")]
     rows = [line for line in dense_vs_streaming.splitlines() if line.startswith(("NeuralNDCG", "ApproxNDCG"))]
     assert len(rows) == 6
 
 
-def test_first_calls_are_timed_apart_in_a_fresh_cache(monkeypatch):
-    from torch_ndcg.losses import native
+def test_compile_table_prints_compiled_and_eager_side_by_side(capsys):
+    losses._compile_table(quick=True)
+    out = capsys.readouterr().out
+    row = next(line.split() for line in out.splitlines() if line.strip().startswith("ListNet"))
+    eager, compiled, ratio = float(row[2]), float(row[3]), float(row[4].rstrip("x"))
+    assert eager > 0 and compiled > 0 and ratio > 0
 
-    line = losses._first_calls_line()
-    first, second, other = (float(x) for x in re.findall(r"call ([0-9.]+) ms", line))
-    if native._compiler() is not None:
-        assert "of which the build" in line and first > second and "(no build)" in line
-    monkeypatch.setenv("TORCH_NDCG_NATIVE", "0")
-    assert "not built" in losses._first_calls_line()
+
+def test_the_header_says_which_implementation_runs(capsys):
+    losses.main(quick=True, argv=[])
+    out = capsys.readouterr().out
+    assert "impl='auto' for neural_ndcg: kernel" in out and "nothing compiled at run time" in out
 
 
 def test_one_case_in_a_fresh_process():

@@ -1,6 +1,5 @@
 """The kernel path equals the dense reference, stays exact at the extremes, stops early like allRank,
-groups ragged lists by length, keeps no N² state and leaves the thread's subnormal mode as it was:
-with its loops compiled (where a C compiler is) and without."""
+groups ragged lists by length, keeps no N² state and leaves the thread's subnormal mode as it was."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import pytest
 import torch
 
 import torch_ndcg as tn
-from torch_ndcg.losses import native, sinkhorn_kernel
+from torch_ndcg.losses import sinkhorn_kernel, sinkhorn_plan
 
 from loss_batches import awkward_batch
 
@@ -22,14 +21,6 @@ VARIANTS = [
     {"sinkhorn_iters": 8, "transposed": True},
     {"sinkhorn_iters": 5, "stochastic": True, "samples": 3, "beta": 0.5},
 ]
-
-
-@pytest.fixture(autouse=True, params=["compiled", "numpy"])
-def chains(request, monkeypatch):
-    """Every test twice: with the compiled Sinkhorn chains and with the NumPy/torch loops."""
-    if request.param == "numpy":
-        monkeypatch.setattr(native, "library", lambda: None)
-    return request.param
 
 
 def _value_and_grad(scores, relevance, mask, impl, **options):
@@ -46,7 +37,7 @@ def _value_and_grad(scores, relevance, mask, impl, **options):
 @pytest.mark.parametrize("options", VARIANTS)
 @pytest.mark.parametrize("group_elements", [2**18, 100])  # one group, or one list per group
 def test_kernel_equals_dense(monkeypatch, dtype, k, options, group_elements):
-    monkeypatch.setattr(sinkhorn_kernel, "GROUP_ELEMENTS", group_elements)
+    monkeypatch.setattr(sinkhorn_plan, "GROUP_ELEMENTS", group_elements)
     scores, relevance, mask = awkward_batch(dtype)
     options = {"k": k, "gain": "exp2", "temperature": 0.5, **options}
     dense = _value_and_grad(scores, relevance, mask, "dense", **options)
@@ -59,7 +50,7 @@ def test_kernel_equals_dense(monkeypatch, dtype, k, options, group_elements):
 @pytest.mark.parametrize("iters", [2, 8])  # the backward rebuilds the kernel (N = 9 > 5 steps) or keeps it
 @pytest.mark.parametrize("group_elements", [2**18, 100])
 def test_batches_without_padding_run_as_slices_and_equal_dense(monkeypatch, transposed, iters, group_elements):
-    monkeypatch.setattr(sinkhorn_kernel, "GROUP_ELEMENTS", group_elements)
+    monkeypatch.setattr(sinkhorn_plan, "GROUP_ELEMENTS", group_elements)
     scores, relevance, _ = awkward_batch(torch.float64)
     options = {"k": 3, "gain": "exp2", "temperature": 0.5, "sinkhorn_iters": iters, "transposed": transposed}
     dense = _value_and_grad(scores, relevance, None, "dense", **options)
@@ -122,10 +113,10 @@ def test_tol_needs_the_kernel_path():
 
 def test_ragged_lists_cost_about_the_sum_of_their_squares():
     lengths = sorted([240, 200, 130, 64, 50] + [12, 9, 8, 5, 3, 1] * 10, reverse=True)
-    groups = sinkhorn_kernel.plan(lengths, budget=2**18)
+    groups = sinkhorn_plan.plan(lengths, budget=2**18)
     assert sorted(i for first, stop, _ in groups for i in range(first, stop)) == list(range(len(lengths)))
     cost = sum((stop - first) * width**2 for first, stop, width in groups)
-    padding_allowance = len(groups) * sinkhorn_kernel.GROUP_OVERHEAD_ELEMENTS
+    padding_allowance = len(groups) * sinkhorn_plan.GROUP_OVERHEAD_ELEMENTS
     assert cost <= 16 / 9 * sum(n * n for n in lengths) + padding_allowance  # never B · max(n)² (70 × 240²)
     assert len(groups) <= 6
     assert all(width == lengths[first] for first, _, width in groups)
@@ -134,10 +125,10 @@ def test_ragged_lists_cost_about_the_sum_of_their_squares():
 def test_groups_are_the_cheapest_contiguous_split():
     """Against every split of the sorted lists into contiguous groups (the budget not binding)."""
     gen = torch.Generator().manual_seed(5)
-    overhead = sinkhorn_kernel.GROUP_OVERHEAD_ELEMENTS
+    overhead = sinkhorn_plan.GROUP_OVERHEAD_ELEMENTS
     for _ in range(30):
         lengths = sorted(torch.randint(1, 200, (10,), generator=gen).tolist(), reverse=True)
-        groups = sinkhorn_kernel.plan(lengths, budget=2**30)
+        groups = sinkhorn_plan.plan(lengths, budget=2**30)
         cost = sum((stop - first) * width**2 + overhead for first, stop, width in groups)
         cheapest = min(
             sum((stop - first) * lengths[first] ** 2 + overhead for first, stop in zip((0, *cuts), (*cuts, 10)))
@@ -148,7 +139,7 @@ def test_groups_are_the_cheapest_contiguous_split():
         assert [i for first, stop, _ in groups for i in range(first, stop)] == list(range(10))
     # A binding budget cuts a run into equal chunks within it; the short list rides in the last
     # chunk (10⁴ − 9 padding elements cost less than a group of its own).
-    groups = sinkhorn_kernel.plan([100] * 7 + [3], budget=3 * 100**2)
+    groups = sinkhorn_plan.plan([100] * 7 + [3], budget=3 * 100**2)
     assert [stop - first for first, stop, _ in groups] == [2, 3, 3]
     assert all((stop - first) * width**2 <= 3 * 100**2 for first, stop, width in groups)
 

@@ -11,7 +11,6 @@ TABLES = {
     "metrics": "stateful metric classes in a validation loop against torchmetrics",
     "gpu": "CUDA: losses (dense, streaming, Triton) and the exact metric",
     "trec": "TREC run evaluation (read + evaluate) against ranx and pytrec_eval",
-    "calibrate": "fit the cost model of NeuralNDCG's impl='auto' (kernel vs streaming) on this machine",
 }
 
 

@@ -17,7 +17,6 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from typing import Any
 
@@ -26,6 +25,7 @@ import torch
 import torch_ndcg as tn
 from torch_ndcg.data import synthetic_letor
 
+from ..losses.backends import describe
 from . import ranking_losses
 
 SINKHORN_ITERS = 50
@@ -202,13 +202,15 @@ def _allrank_table(quick: bool) -> None:
             hot = {name: _tight_loop_ms(step, calls) for name, step, calls in (
                 ("auto", ours(), 10 if quick else 50), ("one", ours(sinkhorn_iters=1), 10 if quick else 50),
                 ("listnet", listnet, 10 if quick else 500))}  # fmt: skip
+            per_iteration = (hot["auto"] - hot["one"]) / (SINKHORN_ITERS - 1)
             tight = (f"{batch} x {length} in a tight loop (the same call back to back, caches hot): auto "
-                     f"{hot['auto']:.2f} ms, auto with 1 Sinkhorn iteration {hot['one']:.2f} ms, ListNet "
-                     f"{hot['listnet']:.3f} ms; auto/ListNet {hot['auto'] / hot['listnet']:.1f}x")  # fmt: skip
+                     f"{hot['auto']:.2f} ms, auto with 1 Sinkhorn iteration {hot['one']:.2f} ms (the fixed cost "
+                     f"of a call; each further iteration {per_iteration:.3f} ms), ListNet "
+                     f"{hot['listnet']:.3f} ms; auto/ListNet {hot['auto'] / hot['listnet']:.1f}x, fixed cost/ListNet "
+                     f"{hot['one'] / hot['listnet']:.1f}x")  # fmt: skip
     if allrank is None:
         print("allRank: not installed (pip install --no-deps allrank==1.4.3 to compare)")
     print(tight)
-    print(_first_calls_line())
     torch.set_num_threads(threads)
     if quick:
         return
@@ -303,46 +305,54 @@ def _peak_in_fresh_process(impl: str, batch: int, length: int) -> float:
     return float(_in_fresh_process("--peak", impl, batch, length))
 
 
-def first_calls() -> dict[str, object]:
-    """The first NeuralNDCG calls of a process whose cache holds no compiled loops (run it with
-    ``TORCH_NDCG_CACHE`` set to an empty folder): ms of the first 64 × 27 call (the build
-    included), of the second, and of the first 64 × 100 call after them (another length, no new
-    build); the build's seconds."""
-    from torch_ndcg.losses import native
+COMPILED_LOSSES = {
+    "NeuralNDCG": lambda s, r: tn.neural_ndcg_loss(s, r, 10, gain="exp2"),
+    "ApproxNDCG": lambda s, r: tn.approx_ndcg_loss(s, r, 10, gain="exp2"),
+    "ListNet": tn.listnet_loss,
+    "ListMLE": tn.listmle_loss,
+    "Softmax CE": tn.softmax_loss,
+    "RankNet": tn.ranknet_loss,
+    "LambdaLoss": lambda s, r: tn.lambda_loss(s, r, 10),
+    "Pairwise hinge": tn.pairwise_hinge_loss,
+}
 
+
+def _compile_table(quick: bool) -> None:
+    """``torch.compile(loss)`` (default backend, the loss's defaults, graph breaks allowed) against
+    the same loss eager, forward+backward, one thread, interleaved; compile time apart."""
+    threads = torch.get_num_threads()
     torch.set_num_threads(1)
+    batch, length, rounds = (4, 8, 2) if quick else (64, 100, 7)
+    names = ["ListNet"] if quick else list(COMPILED_LOSSES)
     gen = torch.Generator().manual_seed(0)
-    times = []
-    for batch, length in ((64, 27), (64, 27), (64, 100)):
-        scores = torch.randn(batch, length, generator=gen).requires_grad_()
-        relevance = torch.randint(0, 5, (batch, length), generator=gen).float()
+    scores = torch.randn(batch, length, generator=gen).requires_grad_()
+    relevance = torch.randint(0, 5, (batch, length), generator=gen).float()
+    print(f"\nOne thread: torch.compile(loss) vs eager at {batch} x {length}, float32, forward+backward, the loss's "
+          f"defaults (NeuralNDCG/ApproxNDCG/LambdaLoss k=10); median ms of {rounds} interleaved rounds of 20 calls")  # fmt: skip
+    print(f"  {'loss':<15} {'compile s':>9} {'eager ms':>9} {'compiled ms':>11} {'eager/compiled':>14}")
+    for name in names:
+        loss = COMPILED_LOSSES[name]
+        torch._dynamo.reset()
+        compiled = torch.compile(loss)
         start = time.perf_counter()
-        tn.neural_ndcg_loss(scores, relevance, 10, gain="exp2", sinkhorn_iters=SINKHORN_ITERS).backward()
-        times.append(1e3 * (time.perf_counter() - start))
-    return {"compiled": native.library() is not None, "build_s": native.build_seconds, "ms": times}
+        compiled(scores, relevance).backward()
+        compile_s = time.perf_counter() - start
 
+        def many(fn):
+            return lambda: [fn(scores, relevance).backward() for _ in range(20)]
 
-def _first_calls_line() -> str:
-    with tempfile.TemporaryDirectory() as cache:
-        found = _in_fresh_process("--first-calls", TORCH_NDCG_CACHE=cache)
-    first, second, other = found["ms"]
-    if not found["compiled"]:
-        return (f"compiled Sinkhorn loops: not built (no C compiler, or TORCH_NDCG_NATIVE=0): NumPy loops; "
-                f"first 64 x 27 call {first:.1f} ms, second {second:.2f} ms")  # fmt: skip
-    return (f"compiled Sinkhorn loops (C, built once per machine and cached, one build for every list length): "
-            f"first 64 x 27 call {first:.0f} ms of which the build {1e3 * found['build_s']:.0f} ms, second call "
-            f"{second:.2f} ms; then the first 64 x 100 call {other:.2f} ms (no build)")  # fmt: skip
+        ms = _interleaved_medians_ms({"eager": many(loss), "compiled": many(compiled)}, rounds)
+        eager, done = ms["eager"] / 20, ms["compiled"] / 20
+        print(f"  {name:<15} {compile_s:9.1f} {eager:9.3f} {done:11.3f} {eager / done:13.2f}x")
+    torch._dynamo.reset()
+    torch.set_num_threads(threads)
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench losses")
     parser.add_argument("--case", nargs=5, metavar=("LOSS", "IMPL", "B", "N", "ITERS"), help=argparse.SUPPRESS)
     parser.add_argument("--peak", nargs=3, metavar=("IMPL", "B", "N"), help=argparse.SUPPRESS)
-    parser.add_argument("--first-calls", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv or [])
-    if args.first_calls:
-        print(json.dumps(first_calls()))
-        return
     if args.peak:
         print(peak_growth(args.peak[0], int(args.peak[1]), int(args.peak[2])))
         return
@@ -350,7 +360,9 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
         loss, impl, batch, length, iters = args.case
         print(json.dumps(measure(loss, impl, int(batch), int(length), "cpu", int(iters))))
         return
+    print(describe(64, 27))
     _allrank_table(quick)
+    _compile_table(quick)
     _epoch_table(quick)
     _table("cpu", quick)
     ranking_losses.table(quick)

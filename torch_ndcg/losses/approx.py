@@ -40,8 +40,9 @@ class StreamingRanks(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_pi: Tensor):
-        common.refuse_double_backward("streaming")
         scores, v = ctx.saved_tensors
+        if torch.is_grad_enabled():  # create_graph=True: the dense reference's graph
+            return common.second_order(lambda x: dense_ranks(x, v > 0, ctx.tau), scores, grad_pi), None, None, None
         grad = ctx.ops.approx_ranks_backward(scores, v, ctx.tau, grad_pi)
         _release(ctx.ops)
         return grad, None, None, None

@@ -18,9 +18,9 @@ from torch import Tensor
 from .. import definitions as d
 from .. import fused as fused_kernels
 from ..aggregation import apply_empty, reduce
-from ..dense import ideal_dcg, prepare as prepare_dense
+from ..dense import ideal_dcg, may_read_values, prepare as prepare_dense
 from ..validation import EMPTY, REDUCTIONS, check_option, check_positive
-from . import cost_model, kernels
+from . import kernels
 
 P = ParamSpec("P")
 
@@ -28,14 +28,13 @@ IMPLS = ("auto", "dense", "streaming", "triton")
 # NeuralNDCG also has the kernel-Sinkhorn path (:mod:`.sinkhorn_kernel`).
 NEURAL_IMPLS = (*IMPLS, "kernel")
 
-# impl="auto" keeps the readable dense path only while its [B, N, N] tensors are small; above
-# this many pairwise entries the streaming path is leaner and, in the losses benchmark, faster
-# (B = 32, N = 128: 0.14 s vs 0.75 s for dense); below it, per-block overhead favours dense.
-# Not finely tuned.
+# impl="auto" keeps the readable dense path only while its [B, N, N] tensors are small
+# (B·N² ≤ this many entries); beyond, the streaming path, whose memory is O(B·N).
 AUTO_DENSE_MAX_PAIRS = 2**16
-# impl="auto" runs NeuralNDCG's kernel path only while one list's N×N kernel stays under this size
-# (its memory is one such kernel, or a cache-sized group of shorter ones, whatever B is), and
-# then only where the measured cost model (:mod:`.cost_model`) says it is the faster path.
+# impl="auto" runs NeuralNDCG's kernel path while one padded list's N×N kernel takes at most
+# this many bytes (its memory is one such kernel, or a cache-sized group of shorter ones,
+# whatever B is); beyond, the streaming path. A size rule on the padded width, so the choice
+# depends on shapes only (no value is read, nothing is timed).
 AUTO_KERNEL_MAX_BYTES = 256 * 2**20
 
 
@@ -49,6 +48,7 @@ class LossLists:
     idcg: Tensor | None  # [B], the exact IDCG@k of the metric code (None: not asked for)
     cutoff: int | None
     batch_shape: torch.Size
+    validate: bool = True  # whether the loss may read values to check its result (see finish)
 
     @property
     def length(self) -> int:
@@ -118,6 +118,7 @@ def prepare(
         idcg=idcg,
         cutoff=cutoff,
         batch_shape=lists.scores.shape[:-1],
+        validate=validate,
     )
 
 
@@ -142,28 +143,30 @@ def rank_weights(lists: LossLists, discount: d.Discount) -> Tensor:
 
 
 def resolve_impl(impl: str, lists: LossLists, *, kernel: bool = False) -> str:
-    """``"auto"``: the Triton kernels for CUDA tensors when Triton is installed; else, for a loss
-    with a ``kernel`` path, streaming unless the longest real list's ``N × N`` kernel fits
-    :data:`AUTO_KERNEL_MAX_BYTES`, and then whichever of kernel and streaming the measured cost
-    model of this device type and thread count estimates faster (kernel where none was measured);
-    for the others dense while its ``[B, N, N]`` tensors are small and streaming beyond.
-    ``"triton"`` is checked here, so a missing package or a CPU tensor is a
-    clear error before any work.
+    """The implementation that runs for ``impl`` on these lists, from their shapes and device only.
+
+    ``"auto"``: the Triton kernels for CUDA tensors when Triton is installed; else, for a loss
+    with a ``kernel`` path (NeuralNDCG), kernel while one padded ``N × N`` kernel takes at most
+    :data:`AUTO_KERNEL_MAX_BYTES`, streaming beyond; for the others dense while ``B·N²`` is at most
+    :data:`AUTO_DENSE_MAX_PAIRS`, streaming beyond. Every path ``"auto"`` may pick accepts the
+    same options and gives the dense path's second derivatives. ``"triton"`` is checked here, so
+    a missing package or a CPU tensor is a clear error before any work.
     """
     if impl == "triton":
         fused_kernels.require(lists.scores)
     if impl != "auto":
         return impl
-    if lists.scores.is_cuda and fused_kernels.importable():
+    return auto_impl(lists.scores.shape[0], lists.length, lists.scores, kernel=kernel)
+
+
+def auto_impl(batch: int, length: int, like: Tensor, *, kernel: bool = False, triton: bool = True) -> str:
+    """What ``impl="auto"`` picks for ``batch`` lists padded to ``length`` items of ``like``'s
+    dtype and device (see :func:`resolve_impl`); ``triton``: the loss has a Triton path."""
+    if triton and like.is_cuda and fused_kernels.importable():
         return "triton"
     if kernel:
-        lengths = lists.valid.sum(-1).tolist() if lists.valid.numel() else []
-        if max(lengths, default=0) ** 2 * lists.scores.element_size() <= AUTO_KERNEL_MAX_BYTES:
-            costs = cost_model.costs_for(lists.scores.device, torch.get_num_threads())
-            return "kernel" if costs is None else cost_model.cheaper(costs, lengths, lists.length)
-        return "streaming"
-    pairs = lists.scores.shape[0] * lists.length**2
-    return "dense" if pairs <= AUTO_DENSE_MAX_PAIRS else "streaming"
+        return "kernel" if length**2 * like.element_size() <= AUTO_KERNEL_MAX_BYTES else "streaming"
+    return "dense" if batch * length**2 <= AUTO_DENSE_MAX_PAIRS else "streaming"
 
 
 def block_ops(impl: str, scores: Tensor) -> Any:
@@ -180,17 +183,25 @@ def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
     """
     is_empty = lists.idcg == 0
     values = dcg / torch.where(is_empty, torch.ones_like(lists.idcg), lists.idcg)
+    # NaN marks a skipped list from here on, so a NaN that a computation produced must not pass
+    # as one: the checked inputs were finite, so it is a numerical failure at these scores.
+    if may_read_values(values, lists.validate) and bool(torch.isnan(values).any()):
+        failed = torch.isnan(values) & ~is_empty
+        if bool(failed.any()):
+            raise ValueError(
+                f"scores: the smooth NDCG of list {int(failed.nonzero()[0, 0])} (flattened batch index) is NaN "
+                "although the inputs are finite, a numerical failure at these scores and temperature; "
+                "try float64 scores, a larger temperature or impl='dense'"
+            )
     return reduce(apply_empty(values, is_empty, empty).reshape(lists.batch_shape), reduction)
 
 
-def refuse_double_backward(impl: str) -> None:
-    """Called first in a backward with an analytic gradient: under ``create_graph=True`` that
-    gradient would silently be a constant, so say which ``impl`` has second derivatives."""
-    if torch.is_grad_enabled():
-        raise ValueError(
-            f"impl={impl!r} computes the gradient analytically and has no second derivative "
-            "(create_graph=True); use impl='dense', whose gradient is differentiable"
-        )
+def second_order(dense: Callable[[Tensor], Tensor], scores: Tensor, grad: Tensor) -> Tensor:
+    """The gradient ``grad · ∂dense(scores)/∂scores`` as a differentiable graph: what a backward
+    with an analytic gradient returns under ``create_graph=True``, so that every path has the
+    dense reference's second derivatives (at the dense path's memory)."""
+    (result,) = torch.autograd.grad(dense(scores), scores, grad, create_graph=True)
+    return result
 
 
 def one_minus(smooth_ndcg: Callable[P, Tensor], doc: str) -> Callable[P, Tensor]:

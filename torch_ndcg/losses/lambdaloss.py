@@ -18,7 +18,7 @@ from .. import definitions as d
 from ..options import LOSS_DEFAULTS, LambdaLossOptions, settle
 from ..validation import check_option, check_positive
 from . import common
-from .pairwise import PairTerms, pair_counts, pair_keys, pair_sum, preferred
+from .pairwise import PairTerms, check_scale, pair_counts, pair_keys, pair_sum, preferred
 
 WEIGHTINGS = ("ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none")
 
@@ -108,6 +108,8 @@ def lambda_loss(
         raise ValueError(f"mu must be a number ≥ 0, got {mu!r}")
     discount = settled["discount"]
     lists = common.prepare(scores, relevance, k, mask, settled["gain"], discount, settled["validate"])
+    check_scale("sigma", sigma, lists.scores.dtype)
+    check_scale("mu", mu, lists.scores.dtype)
     # In score order the ranks are positions: the discount part of every weight is one
     # [block, depth] matrix for the whole batch, and a cutoff keeps only the first k columns.
     order = score_order(lists.scores, lists.valid)

@@ -1,8 +1,9 @@
 r"""NeuralNDCG (Pobrotyn & Białobrzeski 2021): NDCG@k with the sort relaxed by NeuralSort + Sinkhorn.
 
-The dense reference here materialises ``[B, N, N]`` and lets autograd differentiate through the
-unrolled Sinkhorn iterations; :mod:`.sinkhorn_streaming` computes the same value and gradient
-in O(B·N) memory.
+Three implementations give the same value and gradient: the dense reference
+(:mod:`.sinkhorn_dense`, ``[B, N, N]`` under autograd), the kernel path (:mod:`.sinkhorn_op`, the
+registered operator ``torch_ndcg::sinkhorn_dcg``) and the streaming path
+(:mod:`.sinkhorn_streaming`, O(B·N) memory; with Triton kernels on CUDA).
 """
 
 from __future__ import annotations
@@ -17,37 +18,9 @@ from .. import definitions as d
 from ..options import LOSS_DEFAULTS, NDCGLossOptions, NeuralImpl, settle
 from ..validation import check_positive
 from . import common
-from .sinkhorn_kernel import kernel_dcg
+from .sinkhorn_dense import dense_dcg
+from .sinkhorn_op import kernel_dcg
 from .sinkhorn_streaming import sinkhorn_dcg
-
-
-def _normalise(logp: Tensor, exists: Tensor, dim: int) -> Tensor:
-    """``logp − logsumexp(logp, dim)`` over existing entries; missing entries stay ``-inf``.
-
-    Missing entries enter the logsumexp as the dtype's most negative finite number, so rows or
-    columns with no entry at all keep a finite logsumexp and a NaN-free backward.
-    """
-    finite = logp.masked_fill(~exists, torch.finfo(logp.dtype).min)
-    return (logp - torch.logsumexp(finite, dim, keepdim=True)).masked_fill(~exists, -torch.inf)
-
-
-def dense_dcg(scores: Tensor, relaxation: common.SortRelaxation) -> Tensor:
-    """Smooth DCG ``[B]`` from the explicit ``[B, N, N]`` NeuralSort + Sinkhorn matrix."""
-    valid, tau = relaxation.valid, relaxation.tau
-    v = valid.to(scores.dtype)
-    n = v.sum(-1, keepdim=True)
-    pos = common.positions(scores)
-    spread = ((scores[:, :, None] - scores[:, None, :]).abs() * v[:, None, :]).sum(-1)  # A_j
-    logits = ((n + 1 - 2 * pos)[:, :, None] * scores[:, None, :] - spread[:, None, :]) / tau
-    exists = (pos <= n)[:, :, None] & valid[:, None, :]  # rows: positions 1..n; columns: items
-    logp = _normalise(logits.masked_fill(~exists, -torch.inf), exists, -1)  # NeuralSort P̂
-    if relaxation.transposed:
-        logp, exists = logp.transpose(1, 2), exists.transpose(1, 2)
-    for _ in range(relaxation.iters):
-        logp = _normalise(_normalise(logp, exists, -2), exists, -1)
-    if relaxation.transposed:
-        logp = logp.transpose(1, 2)
-    return torch.einsum("bi,bij,bj->b", relaxation.rank_weight, logp.exp(), relaxation.gains)
 
 
 def _gumbel(shape: tuple[int, ...], like: Tensor, generator: torch.Generator | None) -> Tensor:
@@ -86,8 +59,8 @@ def _smooth_dcg(
         relaxation = common.SortRelaxation(valid, rank_weight, gains, tau, iters, transposed)
         if impl == "dense":
             return dense_dcg(scores, relaxation)
-        if impl == "kernel":  # second derivatives through the dense reference
-            return kernel_dcg(scores, relaxation, tol, lambda x: dense_dcg(x, relaxation))
+        if impl == "kernel":
+            return kernel_dcg(scores, relaxation, tol)
         return sinkhorn_dcg(scores, relaxation, common.block_ops(impl, scores))
 
     if not stochastic:
@@ -180,22 +153,22 @@ def neural_ndcg(
         transposed, stochastic, samples, beta, log_scores, generator: the variants above
             (``log_scores`` needs ``stochastic=True``).
         impl: ``"dense"`` (``[B, N, N]`` tensors and autograd, the readable reference),
-            ``"kernel"`` (the NeuralSort kernel built once per
-            list and Sinkhorn as matrix–vector scalings of it, ragged lists grouped by length;
-            memory: one cache-sized group of kernels plus O(iterations·B·N) scalings; on CPU its
-            two sequential loops are C compiled on first use where a C compiler is, see
-            :mod:`torch_ndcg.losses.native`),
-            ``"streaming"`` (O(B·N) memory, block recomputation in backward), ``"triton"`` (the
-            streaming algorithm with fused Triton kernels; CUDA tensors) or ``"auto"`` (Triton
-            on CUDA when installed, else kernel while the longest list's ``N × N`` kernel takes
-            at most 256 MiB, else streaming). All give the same values and gradients. Second
-            derivatives (``create_graph=True``): ``"dense"``, and ``"kernel"`` without ``tol``,
-            whose backward then recomputes through dense (and takes dense's memory);
-            ``"streaming"`` and ``"triton"`` raise ``ValueError``.
+            ``"kernel"`` (the registered operator ``torch_ndcg::sinkhorn_dcg``: the NeuralSort
+            kernel built once per list and Sinkhorn as matrix–vector scalings of it, ragged
+            lists grouped by length; memory: one cache-sized group of kernels plus
+            O(iterations·B·N) scalings), ``"streaming"`` (O(B·N) memory, block recomputation in
+            backward), ``"triton"`` (the streaming algorithm with fused Triton kernels; CUDA
+            tensors) or ``"auto"`` (Triton on CUDA when installed, else kernel while one padded
+            ``N × N`` kernel takes at most 256 MiB, else streaming; always kernel with ``tol``).
+            :func:`torch_ndcg.backends` tells which runs. All give the same values and
+            gradients, and under ``create_graph=True`` all give the dense path's second
+            derivatives (the backward then differentiates the dense reference, at its memory;
+            with ``tol`` a ``ValueError``).
         tol: stop Sinkhorn early, after the first whole iteration whose matrix has every row and
             column sum within ``tol`` of 1 (allRank's criterion; allRank uses ``1e-6``), checked
             per group of lists of similar length; ``None`` (default) runs all
-            ``sinkhorn_iters``. Only ``impl="kernel"`` (or ``"auto"`` choosing it) stops early.
+            ``sinkhorn_iters``. Runs on the kernel path (``impl="kernel"`` or ``"auto"``); any
+            other ``impl`` with ``tol`` is a ``ValueError``.
 
     Example:
         >>> import torch, torch_ndcg as tn
@@ -211,9 +184,10 @@ def neural_ndcg(
     )  # fmt: skip
     lists = common.prepare(scores, relevance, k, mask, settled["gain"], discount, settled["validate"])
     rank_weight = common.rank_weights(lists, discount)
-    impl = common.resolve_impl(impl, lists, kernel=True)
-    if tol is not None and impl != "kernel":
-        raise ValueError(f"tol (early stopping) needs impl='kernel'; these lists run with impl={impl!r}")
+    if tol is not None and impl not in ("auto", "kernel"):
+        raise ValueError(f"tol (early stopping) needs impl='kernel' (or 'auto', which then runs it), got impl={impl!r}")
+    # With tol only the kernel path has that contract, so "auto" runs it whatever the shape.
+    impl = "kernel" if tol is not None else common.resolve_impl(impl, lists, kernel=True)
     dcg = _smooth_dcg(
         lists, rank_weight, float(temperature), sinkhorn_iters, transposed, stochastic, samples, beta, generator,
         impl, tol, log_scores,

@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Unpack
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
-from torch.autograd.function import once_differentiable
 
 from ..options import LOSS_DEFAULTS, PairLossOptions, settle
 from ..validation import check_option, check_positive
@@ -82,10 +83,11 @@ class StreamingPairSum(torch.autograd.Function):
         return total
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, grad: Tensor):
         (scores,) = ctx.saved_tensors
         terms = ctx.terms
+        if torch.is_grad_enabled():  # create_graph=True: the dense reference's graph
+            return common.second_order(lambda x: dense_pair_sum(x, terms), scores, grad), None
         grad_scores = torch.zeros_like(scores)
         for rows in row_blocks(*scores.shape, terms.triangular):
             cols = _columns(terms, rows, scores.shape[-1])
@@ -98,7 +100,7 @@ class StreamingPairSum(torch.autograd.Function):
 def pair_sum(scores: Tensor, terms: PairTerms, impl: str) -> Tensor:
     """``"auto"``: dense while the ``[B, N, N]`` matrices are small, streaming beyond."""
     if impl == "auto":
-        impl = "dense" if scores.shape[0] * scores.shape[-1] ** 2 <= common.AUTO_DENSE_MAX_PAIRS else "streaming"
+        impl = common.auto_impl(scores.shape[0], scores.shape[-1], scores, triton=False)
     return dense_pair_sum(scores, terms) if impl == "dense" else StreamingPairSum.apply(scores, terms)
 
 
@@ -111,6 +113,13 @@ def pair_keys(gains: Tensor, valid: Tensor) -> tuple[Tensor, Tensor]:
 def preferred(high: Tensor, low: Tensor, rows: slice, cols: slice) -> Tensor:
     """``[B, rows, cols]``: item i (a row) has a larger gain than item j, both real."""
     return high[:, rows, None] > low[:, None, cols]
+
+
+def check_scale(name: str, value: float, dtype: torch.dtype) -> None:
+    """A multiplier of the scores (σ, the margin, μ) must be finite in the compute ``dtype``:
+    an infinite one, or one that overflows there, would make every loss inf or NaN."""
+    if not (math.isfinite(value) and abs(value) <= torch.finfo(dtype).max):
+        raise ValueError(f"{name} must be finite in {dtype} (at most {torch.finfo(dtype).max:.3g}), got {value!r}")
 
 
 def pair_counts(lists: common.LossLists) -> Tensor:
@@ -129,14 +138,18 @@ def _mean_over_pairs(
     phi: Callable[[Tensor], Tensor],
     slope: Callable[[Tensor], Tensor],
     options: Mapping[str, Any],
+    scale_options: Mapping[str, float],
 ) -> Tensor:
     """The mean of ``phi(scale·(s_i − s_j))`` over the pairs ``rel_i > rel_j`` of each list
-    (``slope`` is phi's derivative), for the loss ``owner`` called with ``options``."""
+    (``slope`` is phi's derivative), for the loss ``owner`` called with ``options``;
+    ``scale_options`` are its numeric options checked against the compute dtype."""
     options = settle(owner, options, PairLossOptions, LOSS_DEFAULTS)
     empty, reduction, impl = options["empty"], options["reduction"], options["impl"]
     common.check_loss_options(empty, reduction)
     check_option("impl", impl, common.PAIR_IMPLS)
     lists = common.prepare(scores, relevance, None, mask, "linear", "log2", options["validate"], ideal=False)
+    for name, value in scale_options.items():
+        check_scale(name, value, lists.scores.dtype)
     counts = pair_counts(lists)
     per_pair = 1 / counts.clamp(min=1).to(lists.scores.dtype)[:, None, None]
     # By decreasing gain, padding last, a preferred item always precedes the other.
@@ -177,7 +190,9 @@ def ranknet_loss(
         0.2512
     """
     check_positive("sigma", sigma)
-    return _mean_over_pairs("ranknet_loss", scores, relevance, mask, float(sigma), F.softplus, torch.sigmoid, options)
+    return _mean_over_pairs(
+        "ranknet_loss", scores, relevance, mask, float(sigma), F.softplus, torch.sigmoid, options, {"sigma": sigma}
+    )
 
 
 def pairwise_hinge_loss(
@@ -204,7 +219,9 @@ def pairwise_hinge_loss(
     margin = float(margin)
     return _mean_over_pairs(
         "pairwise_hinge_loss", scores, relevance, mask, 1.0,
-        lambda x: (x + margin).clamp_(min=0),
+        # relu and its slope agree at the kink (gradient 0 where s_i − s_j = m) on every path.
+        lambda x: F.relu(x + margin),
         lambda x: (x > -margin).to(x.dtype),
         options,
+        {"margin": margin},
     )  # fmt: skip

@@ -10,10 +10,10 @@ product and a reciprocal (Sinkhorn & Knopp 1967; Cuturi 2013):
 * columns: ``w̃ = 1 / (Kᵀ ũ)``.
 
 Without ``tol`` all half-steps first run unchecked (one host check at the end); only when a
-scaling left the safe range does the group rerun with the checks below. The unchecked run and
-the backward's walk are the two long sequential loops: on CPU they run in :mod:`.native`'s
-compiled C where it builds (one call each, a list at a time in cache), else two NumPy (short
-lists) or torch calls a step.
+scaling left the safe range does the group rerun with the checks below. On CPU, lists up to
+:data:`HOST_MAX_WIDTH` items step in NumPy (the same BLAS products, each call a few
+microseconds cheaper than a torch call, which is most of a step at these sizes); everything
+else, and every other device, in torch.
 
 Stabilisation (Schmitzer 2019, "absorption"): every :data:`CHECK_EVERY` half-steps the scalings
 are checked on the host; when one left ``[1/BIG, BIG]`` (or became non-finite) the iteration rolls
@@ -22,54 +22,45 @@ steps one at a time, doing a step in the log domain (a ``logsumexp``) whenever a
 underflows. Small τ and scores of ±1e4 thus stay exact where a plain scaling loop gives 0/0.
 
 The backward walks the half-steps in reverse, as the streaming path does, with the weights
-``W = diag(ũ) K diag(w̃)`` of each step: one matrix–vector product per half-step. It saves only
-the ``O(iterations · B · N)`` scalings and rebuilds ``K`` (one ``exp`` per absorption segment),
-except that a group run with one kernel keeps it while it is no bigger than its scalings
-(``w ≤ steps``): what lives between forward and backward stays ``O(iterations · B · N)``.
-Under ``create_graph=True`` the backward instead differentiates the dense reference rebuilt from
-the saved scores, so second derivatives exist (at dense's memory).
+``W = diag(ũ) K diag(w̃)`` of each step: one matrix–vector product per half-step. The forward
+hands on only the ``[steps, B, N]`` scalings (:func:`forward`'s ``history``); the backward
+rebuilds ``K`` from the scores (one ``exp``), or, for a group whose run needed absorption,
+reruns that group's forward (deterministic, so the same segments).
 
-Lists are compacted (real items first), sorted by length and processed in groups whose kernels
-fit :data:`GROUP_ELEMENTS` (cache-sized), each group as wide as its longest list: a ragged batch
-costs about ``Σ nᵢ²`` rather than ``B · max(n)²``, and long lists iterate in cache.
+Inputs are compact (each list's real items first, ``lengths`` of them); lists are grouped by
+length by :mod:`.sinkhorn_plan`.
 
 ``tol`` stops a group once the sums that the next half-step would correct are within ``tol`` of
 1, after whole iterations (allRank's criterion; its columns then rows order). The flags are
 computed on the device every iteration and read every :data:`CHECK_EVERY` half-steps; the history
 is cut back to the first converged iteration, so the result is the same as checking every time.
-With the compiled loop every step runs unchecked (cheaper than the checks) and the flags of all
-iterations are computed at once afterwards, for the same cut.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import numpy
 
 import torch
 from torch import Tensor
 
-from . import common, native
+from .sinkhorn_plan import Place, plan
 
-# Kernel elements per group: ~1 MiB in float32, measured fastest of 2¹⁶–2²² on one CPU thread
-# (the iterations re-read the kernel ~4·iters times, so it should stay in L2).
-GROUP_ELEMENTS = 2**18
-# Lists up to this long also keep a contiguous Kᵀ: a row vector times the transposed view is
-# 1.3–2× slower than times a contiguous copy from N = 27 to N = 240 (one CPU thread); beyond,
-# a group is one list whose second copy would double the kernel's memory.
+# Lists up to this long also keep a contiguous Kᵀ: a row vector times a transposed view is the
+# slow batched product on CPU; beyond, a group is one list whose second copy would double the
+# kernel's memory.
 TRANSPOSE_COPY_MAX = 256
-# What one more group costs in :func:`plan`, in kernel elements: its fixed ops (setup, and a few
-# per half-step) cost about as much as products over this many elements (one CPU thread; 2¹⁵
-# ran the MSLR-like batches of the losses benchmark faster than 2¹⁴, 2¹⁶ or 2¹⁷).
-GROUP_OVERHEAD_ELEMENTS = 2**15
 # Lists up to this long do their products in NumPy on CPU. Not longer: OpenBLAS (NumPy's BLAS)
 # threads a matrix–vector product of 2304·4 = 96² elements or more, ignoring torch.set_num_threads.
 HOST_MAX_WIDTH = 95
+# A group runs in float64 when its log-kernel's entries, sums of terms up to M in magnitude, are
+# resolved by its dtype only to M·eps above this: the kernel is rebuilt from such sums after every
+# absorption, and errors of this size (in nats) would leave whole rows of it underflowed.
+LOG_KERNEL_MAX_ERROR = 2.0**-6
 # Half-steps between host checks of the scalings (and of ``tol``).
 CHECK_EVERY = 10
 ROW, COL = 0, 1
@@ -90,11 +81,13 @@ class _Group:
     def __init__(
         self, s: Tensor, n: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, transposed: bool, padded: bool
     ):
-        self.s, self.n, self.tau, self.transposed, self.padded = s, n, tau, transposed, padded
-        self.rank_weight, self.gains = rank_weight, gains
         b, w = s.shape
         pos = torch.arange(1, w + 1, dtype=s.dtype, device=s.device)[None, :]
         exists = pos <= n[:, None]  # positions and items alike: the real items come first
+        if padded:  # whatever the padding holds (even inf or NaN) must not reach the products
+            s, rank_weight, gains = (torch.where(exists, t, torch.zeros_like(t)) for t in (s, rank_weight, gains))
+        self.s, self.n, self.tau, self.transposed, self.padded = s, n, tau, transposed, padded
+        self.rank_weight, self.gains = rank_weight, gains
         self.exists = exists
         self.v = exists.to(s.dtype)
         self.r = (n[:, None] + 1 - 2 * pos) / tau
@@ -210,9 +203,6 @@ def _on_host(t: Tensor) -> bool:
 
 def _scalings(history: Tensor, ones: Tensor, right: tuple[Tensor, Tensor], kinds: list[int]) -> None:
     """``history[h] = 1 / (history[h − 1] · right[kinds[h]])``, starting from ``ones``."""
-    if native.usable(history, ones, *right):
-        native.scalings(history, ones, right, kinds)
-        return
     # The rows and matrices are listed before the loop: an index per step costs about as much
     # as the step's reciprocal at these sizes.
     if _on_host(history):
@@ -228,9 +218,6 @@ def _scalings(history: Tensor, ones: Tensor, right: tuple[Tensor, Tensor], kinds
 
 def _walk_back(pq: Tensor, m: tuple[Tensor, Tensor], kinds: list[int]) -> None:
     """``pq[h − 1] *= pq[h] · m[kinds[h]]`` for ``h`` from the last row of ``pq`` down to 1."""
-    if native.usable(pq, *m):
-        native.walk_back(pq, m, kinds)
-        return
     if _on_host(pq):
         rows, mats = list(pq.numpy()[:, :, None, :]), [t.numpy() for t in m]
         product = numpy.empty_like(rows[0])
@@ -252,10 +239,6 @@ def _step(m: tuple[Tensor, Tensor], kind: int, given: Tensor) -> Tensor:
     """One scaling half-step: the new scaling ``1 / (M given)`` along the step's axis (the same
     product as :func:`_scalings`, so checked and unchecked runs agree to the bit)."""
     right = m[1] if kind == ROW else m[0]
-    if native.usable(given, *m):  # the test _scalings makes: both matrices decide
-        out = torch.empty_like(given)
-        native.scalings(out[None], given, (right, right), [0])
-        return out
     if _on_host(given):
         return torch.from_numpy(numpy.reciprocal(numpy.matmul(given.numpy()[:, None, :], right.numpy())[:, 0]))
     return torch.bmm(given[:, None, :], right)[:, 0].reciprocal_()
@@ -340,20 +323,22 @@ class _Run:
         self.outs.append(out)
         return m
 
-    def run(self) -> Tensor:
-        """All half-steps (or up to convergence); returns the kernel of the last segment."""
-        g, big = self.g, _big(self.g.s.dtype)
+    def begin(self) -> tuple[Tensor, Tensor]:
+        """NeuralSort's column term, the first segment (shifted by each position's maximum) and
+        its kernel: what the forward starts from and the backward rebuilds."""
+        g = self.g
         g.a_log = g.abs_diff_sum() / -g.tau
         if g.padded:
             g.a_log = torch.where(g.exists, g.a_log, g.pad_log)
         zero, shift = self.ones - 1, -g.position_max()
-        self.segments.append((0, shift, zero) if self.kinds[0] == ROW else (0, zero, shift))
-        m = g.kernel(*self.segments[0][1:])
-        # With the compiled chains all steps cost less than checking a few: run them all, then cut.
-        whole = self.tol is None or native.usable(*m)
-        if whole and self.run_unchecked(m, big):
-            if self.tol is not None:
-                self.cut_at_convergence(self.tol)
+        self.segments = [(0, shift, zero) if self.kinds[0] == ROW else (0, zero, shift)]
+        return g.kernel(*self.segments[0][1:])
+
+    def run(self) -> tuple[Tensor, Tensor]:
+        """All half-steps (or up to convergence); returns the kernel of the last segment."""
+        g, big = self.g, _big(self.g.s.dtype)
+        m = self.begin()
+        if self.tol is None and self.run_unchecked(m, big):
             return m
         h, stop, careful, flag_at = 0, len(self.kinds), False, 0
         while h < stop:
@@ -394,19 +379,6 @@ class _Run:
             return False
         self.outs = history
         return True
-
-    def cut_at_convergence(self, tol: float) -> None:
-        """Drops the steps after the first converged iteration of an unchecked run: the flags the
-        checked loop computes step by step, all at once (so the same steps remain)."""
-        flagged = [h for h in range(len(self.kinds)) if self.flagged(h)]
-        if not flagged:
-            return
-        at = torch.tensor(flagged, device=self.g.s.device)  # all ≥ 2, in the one segment
-        done = ((self.outs[at - 2] / self.outs[at] - 1).abs().amax((1, 2)) < tol).nonzero()
-        if len(done):
-            stop = flagged[int(done[0, 0])]
-            self.outs = self.outs[:stop]
-            del self.kinds[stop:]
 
     def value(self, m: tuple[Tensor, Tensor]) -> tuple[Tensor, Tensor]:
         """Smooth DCG of the last (row) step's matrix: ``Σ_i row_w_i Σ_j W_ij col_h_j``, and the means."""
@@ -505,49 +477,6 @@ def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
     return g.real_only(gs)
 
 
-def plan(lengths: list[int], budget: int = 0) -> list[tuple[int, int, int]]:
-    """Groups ``(first, stop, width)`` of lists sorted by decreasing length, each as wide as its
-    first list and at most ``budget`` kernel elements, chosen to minimise
-    ``Σ_groups (size · width² + GROUP_OVERHEAD_ELEMENTS)``: the products' work plus, per group,
-    about what its fixed per-step cost is worth. A batch thus costs about ``Σ nᵢ²``, in few groups.
-    """
-    return list(_plan(tuple(lengths), budget or GROUP_ELEMENTS, GROUP_OVERHEAD_ELEMENTS))
-
-
-@functools.lru_cache(maxsize=2)  # "auto" plans a batch to cost it, then the kernel path plans it again
-def _plan(lengths: tuple[int, ...], budget: int, overhead: int) -> tuple[tuple[int, int, int], ...]:
-    """:func:`plan` as an exact dynamic programme over the boundaries between runs of equal length
-    (a group gains nothing by splitting a run unless the budget makes it, and then it is cut into
-    equal chunks). A group that starts at an earlier run than ``q`` costs at least
-    ``best[q] + size · width'²`` (its lists before ``q`` cost at least ``best[q]``): once that is
-    no better than the best so far, no earlier start is."""
-    count = sum(1 for n in lengths if n > 0)
-    starts = [i for i in range(count) if i == 0 or lengths[i] != lengths[i - 1]] + [count]
-    squares = [lengths[first] ** 2 for first in starts[:-1]]
-    best, cut = [0] + [0] * (len(starts) - 1), [0] * len(starts)
-    for k in range(1, len(starts)):
-        stop, best_k, cut_k = starts[k], math.inf, 0
-        for q in range(k - 1, -1, -1):
-            size = stop - starts[q]
-            work = size * squares[q]
-            chunks = 1 if work <= budget else -(-size // max(1, budget // squares[q]))
-            cost = best[q] + work + chunks * overhead
-            if cost < best_k:
-                best_k, cut_k = cost, q
-            if q and best[q] + size * squares[q - 1] >= best_k:
-                break
-        best[k], cut[k] = best_k, cut_k
-    groups: list[tuple[int, int, int]] = []
-    k = len(starts) - 1
-    while k > 0:
-        first, stop = starts[cut[k]], starts[k]
-        chunks = -(-(stop - first) // max(1, budget // (lengths[first] ** 2)))
-        bounds = [first + (stop - first) * c // chunks for c in range(chunks + 1)]
-        groups[:0] = [(lo, hi, lengths[lo]) for lo, hi in zip(bounds, bounds[1:])]
-        k = cut[k]
-    return tuple(groups)
-
-
 @contextlib.contextmanager
 def _subnormals_flushed(device: torch.device) -> Iterator[None]:
     """Subnormal results flushed to zero (and read as zero) by this thread's CPU while inside.
@@ -570,154 +499,92 @@ def _subnormals_flushed(device: torch.device) -> Iterator[None]:
 _TINY = sys.float_info.min
 
 
-class KernelSinkhornDCG(torch.autograd.Function):
-    """Smooth DCG ``[B]`` of ``scores [B, N]``: grouped, compacted lists, kernel Sinkhorn."""
-
-    @staticmethod
-    def forward(ctx, scores, valid, rank_weight, gains, tau, iters, transposed, tol, differentiable):
-        n = valid.sum(-1)
-        counts = n.tolist()
-        # A batch without padding is already compact and sorted: its groups are slices, no gathers.
-        full = not counts or min(counts) == scores.shape[-1]
-        if full:
-            lengths, by_length, compact = counts, None, None
-        else:
-            ordered, by_length = torch.sort(n, descending=True, stable=True)
-            compact = torch.argsort((~valid).to(torch.int8), dim=-1, stable=True)  # real items first
-            lengths = ordered.tolist()
-        dcg = torch.zeros(scores.shape[0], dtype=scores.dtype, device=scores.device)
-        saved: list[Tensor] = []
-        metas = []
-        for first, stop, width in plan(lengths):
-            place = _Place(first, stop, width, by_length, compact)
-            group = _Group(
-                place.take(scores), place.take_lists(n).to(scores.dtype), place.take(rank_weight, compacted=False),
-                place.take(gains), tau, transposed, lengths[stop - 1] < width,
-            )  # fmt: skip
-            group.allocate()
-            run = _Run(group, iters, tol)
-            m = run.run()
-            value, mean = run.value(m)
-            place.put(dcg, value)
-            # The backward rebuilds the kernel unless it is no bigger than the history saved anyway.
-            if len(run.segments) == 1 and width <= len(run.kinds):
-                group.kept = m
-            group.buffers = None
-            tensors, meta = _pack(place, group, run, mean)
-            saved += tensors
-            metas.append(meta)
-        # save_for_backward, not ctx attributes: autograd frees the O(iterations·B·N) history
-        # after backward, even while the loss tensor lives on.
-        ctx.save_for_backward(*saved, scores)
-        ctx.metas, ctx.shape, ctx.tau, ctx.iters, ctx.transposed = metas, scores.shape, tau, iters, transposed
-        ctx.tol, ctx.differentiable = tol, differentiable
-        return dcg
-
-    @staticmethod
-    def backward(ctx, grad_dcg):
-        *saved_groups, scores = ctx.saved_tensors
-        if torch.is_grad_enabled():  # create_graph=True: a gradient that is itself differentiable
-            if ctx.tol is not None:
-                raise ValueError(
-                    "tol (early stopping) has no second derivative (create_graph=True); leave tol=None, "
-                    "whose create_graph backward recomputes the loss through impl='dense'"
-                )
-            if ctx.differentiable is None:
-                common.refuse_double_backward("kernel")
-            # The dense reference's own graph, rebuilt from the saved scores (the same value).
-            (grad,) = torch.autograd.grad(ctx.differentiable(scores), scores, grad_dcg, create_graph=True)
-            return grad, None, None, None, None, None, None, None, None
-        grad = torch.zeros(ctx.shape, dtype=grad_dcg.dtype, device=grad_dcg.device)
-        saved = iter(saved_groups)
-        with _subnormals_flushed(grad.device):
-            for meta in ctx.metas:
-                place, run, mean = _unpack(saved, meta, ctx.tau, ctx.iters, ctx.transposed)
-                place.put(grad, backward_group(run, mean, place.take_lists(grad_dcg)))
-        return grad, None, None, None, None, None, None, None, None
+def steps(iters: int, transposed: bool) -> int:
+    """Half-steps of a run of ``iters`` iterations: the first axis of :func:`forward`'s ``history``."""
+    return len(_kinds(iters, transposed))
 
 
-def _stacked(outs: list[Tensor] | Tensor) -> Tensor:
-    return outs if isinstance(outs, Tensor) else torch.stack(outs)
+def _groups(lengths: list[int]) -> tuple[list[tuple[int, int, int]], list[int], Tensor | None]:
+    """The groups of :func:`.sinkhorn_plan.plan`, the lengths in their order, and that order
+    (``None`` when the batch is already by decreasing length: its groups are slices)."""
+    if all(a >= b for a, b in zip(lengths, lengths[1:])):
+        return plan(lengths), lengths, None
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])  # stable: ties keep batch order
+    ordered = [lengths[i] for i in order]
+    return plan(ordered), ordered, torch.tensor(order)
 
 
-class _Place:
-    """Where a group's lists and items sit in the batch: rows ``first:stop`` of the length order,
-    the first ``width`` items after compaction. ``lists``/``items`` are ``None`` for a batch
-    without padding, whose groups are plain slices."""
-
-    def __init__(self, first: int, stop: int, width: int, lists: Tensor | None, items: Tensor | None):
-        self.first, self.stop, self.width = first, stop, width
-        self.lists = None if lists is None else lists[first:stop]
-        self.items = None if items is None else items[self.lists, :width]
-
-    def take_lists(self, t: Tensor) -> Tensor:
-        return t[self.first : self.stop] if self.lists is None else t[self.lists]
-
-    def take(self, t: Tensor, compacted: bool = True) -> Tensor:
-        """The group's ``[b, width]`` block of ``t`` (items in compacted order unless not ``compacted``)."""
-        if self.lists is None:
-            return t[self.first : self.stop, : self.width]
-        if not compacted:
-            return t[self.lists, : self.width]
-        return t[self.lists[:, None], self.items]
-
-    def put(self, target: Tensor, values: Tensor) -> None:
-        """Writes a group's per-list ``[b]`` or per-item ``[b, width]`` values into ``target``."""
-        if self.lists is None:
-            block = target[self.first : self.stop]
-            (block if values.dim() == 1 else block[:, : self.width]).copy_(values)
-        elif values.dim() == 1:
-            target[self.lists] = values
-        else:
-            target[self.lists[:, None], self.items] = values
+def _compute_dtype(s: Tensor, n: Tensor, width: int, tau: float) -> torch.dtype:
+    """float64 for a group whose log-kernel ``r_i s_j + a_j`` (each term at most ``M = 3·w·max|s|/τ``
+    in magnitude) its own dtype resolves worse than :data:`LOG_KERNEL_MAX_ERROR`; else its dtype."""
+    if s.dtype == torch.float64:
+        return s.dtype
+    real = torch.arange(width, device=s.device)[None, :] < n[:, None]
+    largest = float(torch.where(real, s.abs(), torch.zeros_like(s)).amax()) if s.numel() else 0.0
+    precise = 3 * width * largest / tau * torch.finfo(s.dtype).eps <= LOG_KERNEL_MAX_ERROR
+    return s.dtype if precise else torch.float64
 
 
-def _pack(place: _Place, group: _Group, run: _Run, mean: Tensor) -> tuple[list[Tensor], tuple]:
-    """A group's record as tensors (for ``save_for_backward``) and plain metadata."""
-    tensors = [
-        group.s, group.n, group.rank_weight, group.gains, group.a_log, _stacked(run.outs),
-        torch.stack([u for _, u, _ in run.segments]), torch.stack([w for _, _, w in run.segments]), mean,
-    ]  # fmt: skip
-    if place.lists is not None:
-        tensors += [place.lists, place.items]
-    if group.kept is not None:
-        tensors += group.kept
-    firsts = [first for first, _, _ in run.segments]
-    where = (place.first, place.stop, place.width, place.lists is not None)
-    return tensors, (len(run.kinds), firsts, group.kept is not None, group.padded, where)
+def _group(place: Place, ordered: list[int], scores: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor,
+           tau: float, transposed: bool) -> _Group:  # fmt: skip
+    s, n = place.take(scores), place.take_lists(lengths)
+    dtype = _compute_dtype(s, n, place.width, tau)
+    g = _Group(
+        s.to(dtype), n.to(dtype), place.take(rank_weight).to(dtype), place.take(gains).to(dtype),
+        tau, transposed, ordered[place.stop - 1] < place.width,
+    )  # fmt: skip
+    g.allocate()
+    return g
 
 
-def _unpack(saved, meta: tuple, tau: float, iters: int, transposed: bool):
-    steps, firsts, kept, padded, (first, stop, width, gathered) = meta
-    s, n, rank_weight, gains, a_log, outs, ubars, wbars, mean = (next(saved) for _ in range(9))
-    place = _Place(first, stop, width, None, None)
-    if gathered:
-        place.lists, place.items = next(saved), next(saved)
-    group = _Group(s, n, rank_weight, gains, tau, transposed, padded)
-    group.a_log = a_log
-    if kept:
-        group.kept = next(saved), next(saved)
-    else:
-        group.allocate()
-    run = _Run(group, iters, None)
-    del run.kinds[steps:]
-    run.outs = outs
-    run.segments = list(zip(firsts, ubars, wbars))
-    return place, run, mean
+def forward(
+    scores: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, iters: int, transposed: bool,
+    tol: float | None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Smooth DCG ``[B]`` of compact lists (row ``b``'s first ``lengths[b]`` entries are its items),
+    and what :func:`backward` needs: ``history [steps, B, N]`` (each step's scaling, for groups
+    run with one kernel in ``scores``' dtype) and ``record [B, 2]`` int64 (steps run, kernels
+    used) per list."""
+    batch, width = scores.shape
+    dcg = torch.zeros(batch, dtype=scores.dtype, device=scores.device)
+    history = torch.zeros(steps(iters, transposed), batch, width, dtype=scores.dtype, device=scores.device)
+    record = torch.zeros(batch, 2, dtype=torch.int64, device=scores.device)
+    groups, ordered, order = _groups(lengths.tolist())
+    order = None if order is None else order.to(scores.device)
+    for first, stop, w in groups:
+        place = Place(first, stop, w, order)
+        run = _Run(_group(place, ordered, scores, lengths, rank_weight, gains, tau, transposed), iters, tol)
+        m = run.run()
+        place.put(dcg, run.value(m)[0].to(dcg.dtype))
+        if len(run.segments) == 1 and run.g.s.dtype == history.dtype:
+            place.put_steps(history, run.outs if isinstance(run.outs, Tensor) else torch.stack(run.outs))
+        place.put_rows(record, torch.tensor([[len(run.kinds), len(run.segments)]], device=scores.device).expand(stop - first, 2))
+    return dcg, history, record
 
 
-def kernel_dcg(
-    scores: Tensor,
-    relaxation: common.SortRelaxation,
-    tol: float | None = None,
-    differentiable: Callable[[Tensor], Tensor] | None = None,
+def backward(
+    grad_dcg: Tensor, scores: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor, history: Tensor,
+    record: Tensor, tau: float, iters: int, transposed: bool, tol: float | None,
 ) -> Tensor:
-    """Smooth DCG ``[B]`` by kernel Sinkhorn; the same value and gradient as the dense reference.
-
-    ``differentiable(scores)`` computes the same DCG in differentiable operations (the dense
-    reference); a backward under ``create_graph=True`` goes through it, so second derivatives
-    exist. Without it (or with ``tol``) such a backward raises ``ValueError``."""
-    r = relaxation
-    return KernelSinkhornDCG.apply(
-        scores, r.valid, r.rank_weight, r.gains, r.tau, r.iters, r.transposed, tol, differentiable
-    )
+    """Gradient of ``Σ grad_dcg · dcg`` with respect to ``scores`` (0 at padding), from
+    :func:`forward`'s ``history`` and ``record``."""
+    grad = torch.zeros_like(scores)
+    groups, ordered, order = _groups(lengths.tolist())
+    runs = record.tolist()
+    order = None if order is None else order.to(scores.device)
+    with _subnormals_flushed(scores.device):
+        for first, stop, w in groups:
+            place = Place(first, stop, w, order)
+            g = _group(place, ordered, scores, lengths, rank_weight, gains, tau, transposed)
+            done, kernels = runs[first if order is None else int(order[first])]
+            if kernels == 1 and g.s.dtype == scores.dtype:
+                run = _Run(g, iters, None)
+                del run.kinds[done:]
+                m = g.kept = run.begin()
+                run.outs = place.take_steps(history)[:done]
+            else:  # the same absorptions (and dtype) as the forward's, which kept no record of them
+                run = _Run(g, iters, tol)
+                m = run.run()
+            mean = run.value(m)[1]
+            place.put(grad, backward_group(run, mean, place.take_lists(grad_dcg).to(g.s.dtype)).to(grad.dtype))
+    return grad

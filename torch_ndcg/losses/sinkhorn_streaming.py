@@ -30,7 +30,8 @@ import torch
 from torch import Tensor
 from . import kernels
 from .kernels import WeightedMean
-from .common import SortRelaxation, positions, refuse_double_backward, valid_counts
+from .common import SortRelaxation, positions, second_order, valid_counts
+from .sinkhorn_dense import dense_dcg
 
 
 def half_steps(iters: int, transposed: bool) -> list[str]:
@@ -85,8 +86,10 @@ class SinkhornDCG(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_dcg: Tensor):
-        refuse_double_backward("streaming")
         scores, valid, rank_weight, gains, f, mean, *states = ctx.saved_tensors
+        if torch.is_grad_enabled():  # create_graph=True: the dense reference's graph
+            relaxation = SortRelaxation(valid, rank_weight, gains, ctx.tau, ctx.iters, ctx.transposed)
+            return second_order(lambda x: dense_dcg(x, relaxation), scores, grad_dcg), None, None
         ops, tau = ctx.ops, ctx.tau
         r, rows = row_coefficients(valid, tau, scores.dtype)
         steps = half_steps(ctx.iters, ctx.transposed)

@@ -1,0 +1,146 @@
+"""Every loss under ``torch.compile`` and ``torch.export``, equal to eager (float64, values and
+gradients), and the kernel path's registered operator passes ``torch.library.opcheck``.
+
+Small shapes and the ``aot_eager`` backend (dynamo + FakeTensor + AOTAutograd, without code
+generation) keep this fast; one case runs the default backend, Inductor."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import torch_ndcg as tn
+from torch_ndcg.losses import sinkhorn_op  # noqa: F401  (registers torch_ndcg::sinkhorn_dcg)
+
+LOSSES = {
+    "neural_ndcg_loss": lambda s, r, **o: tn.neural_ndcg_loss(s, r, 3, sinkhorn_iters=4, **o),
+    "approx_ndcg_loss": lambda s, r, **o: tn.approx_ndcg_loss(s, r, 3, **o),
+    "listnet_loss": tn.listnet_loss,
+    "listmle_loss": tn.listmle_loss,
+    "softmax_loss": tn.softmax_loss,
+    "ranknet_loss": tn.ranknet_loss,
+    "lambda_loss": lambda s, r, **o: tn.lambda_loss(s, r, 3, **o),
+    "pairwise_hinge_loss": tn.pairwise_hinge_loss,
+}
+
+
+def _inputs(masked: bool):
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(3, 6, dtype=torch.float64, generator=gen)
+    relevance = torch.randint(0, 4, (3, 6), generator=gen).double()
+    mask = None
+    if masked:
+        mask = torch.ones(3, 6, dtype=torch.bool)
+        mask[1, 4:] = False
+    return scores, relevance, mask
+
+
+def _value_and_grad(fn, scores, *args):
+    s = scores.clone().requires_grad_()
+    value = fn(s, *args)
+    (grad,) = torch.autograd.grad(value, s)
+    return value.detach(), grad
+
+
+def _assert_same(compiled, eager):
+    torch.testing.assert_close(compiled, eager, rtol=1e-9, atol=1e-9)
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_defaults_compile_with_graph_breaks_allowed_and_equal_eager(name):
+    loss = LOSSES[name]
+    scores, relevance, mask = _inputs(masked=True)
+
+    def fn(s, r, m):
+        return loss(s, r, mask=m)
+
+    eager = _value_and_grad(fn, scores, relevance, mask)
+    _assert_same(_value_and_grad(torch.compile(fn, backend="aot_eager"), scores, relevance, mask), eager)
+
+
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_dense_layout_without_validation_compiles_as_one_graph(name):
+    loss = LOSSES[name]
+    scores, relevance, _ = _inputs(masked=False)
+
+    def fn(s, r):
+        return loss(s, r, validate=False)
+
+    eager = _value_and_grad(fn, scores, relevance)
+    _assert_same(_value_and_grad(torch.compile(fn, backend="aot_eager", fullgraph=True), scores, relevance), eager)
+
+
+def test_neural_ndcg_compiles_with_inductor_as_one_graph():
+    scores, relevance, _ = _inputs(masked=False)
+
+    def fn(s, r):
+        return tn.neural_ndcg_loss(s, r, 3, sinkhorn_iters=4, validate=False)
+
+    eager = _value_and_grad(fn, scores, relevance)
+    _assert_same(_value_and_grad(torch.compile(fn, fullgraph=True), scores, relevance), eager)
+
+
+class _Loss(torch.nn.Module):
+    def __init__(self, name: str):
+        super().__init__()
+        self.name = name
+
+    def forward(self, scores, relevance):
+        return LOSSES[self.name](scores, relevance, validate=False)
+
+
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_export_of_the_dense_layout_equals_eager(name):
+    scores, relevance, _ = _inputs(masked=False)
+    exported = torch.export.export(_Loss(name), (scores, relevance))
+    torch.testing.assert_close(exported.module()(scores, relevance), _Loss(name)(scores, relevance), rtol=1e-9, atol=1e-9)
+
+
+def test_neural_ndcg_export_holds_the_registered_operator():
+    scores, relevance, _ = _inputs(masked=False)
+    exported = torch.export.export(_Loss("neural_ndcg_loss"), (scores, relevance))
+    targets = {str(node.target) for node in exported.graph.nodes if node.op == "call_function"}
+    assert "torch_ndcg.sinkhorn_dcg.default" in targets
+
+
+def _op_samples():
+    gen = torch.Generator().manual_seed(1)
+    for dtype, lengths, transposed, tol in (
+        (torch.float64, [5, 3, 0, 5], False, None),
+        (torch.float64, [2, 4, 4], True, None),
+        (torch.float32, [6, 6], False, 1e-4),
+    ):
+        width = max(lengths)
+        values = torch.randn(len(lengths), width, dtype=dtype, generator=gen)
+        weights = torch.rand(len(lengths), width, dtype=dtype, generator=gen)
+        gains = torch.rand(len(lengths), width, dtype=dtype, generator=gen)
+        yield (values.requires_grad_(), torch.tensor(lengths), weights, gains, 0.7, 3, transposed, tol)
+
+
+@pytest.mark.parametrize("args", list(_op_samples()), ids=["ragged", "transposed", "tol"])
+def test_the_sinkhorn_operator_passes_opcheck(args):
+    torch.library.opcheck(torch.ops.torch_ndcg.sinkhorn_dcg.default, args)
+
+
+def test_the_operator_ignores_whatever_the_padding_holds():
+    values, lengths, weights, gains, *rest = next(_op_samples())
+    dirty = values.detach().clone()
+    for b, n in enumerate(lengths.tolist()):
+        dirty[b, n:] = torch.nan
+    clean = torch.ops.torch_ndcg.sinkhorn_dcg(values.detach(), lengths, weights, gains, *rest)[0]
+    torch.testing.assert_close(torch.ops.torch_ndcg.sinkhorn_dcg(dirty, lengths, weights, gains, *rest)[0], clean)
+
+
+def test_autocast_runs_the_operator_in_float32():
+    values, lengths, weights, gains, *rest = next(_op_samples())
+    half = [t.detach().to(torch.bfloat16) for t in (values, weights, gains)]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        dcg = torch.ops.torch_ndcg.sinkhorn_dcg(half[0], lengths, half[1], half[2], *rest)[0]
+    assert dcg.dtype == torch.float32

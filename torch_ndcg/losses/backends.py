@@ -1,0 +1,79 @@
+"""Which implementation of the losses runs, and why: the one place that says it."""
+
+from __future__ import annotations
+
+import torch
+
+from .. import fused
+from . import common
+from .sinkhorn_op import sinkhorn_dcg
+
+# The losses whose impl="auto" chooses between implementations, and whether each has the
+# kernel path (NeuralNDCG only) and a Triton path.
+AUTO_LOSSES = {"neural_ndcg": (True, True), "approx_ndcg": (False, True), "ranknet/pairwise_hinge/lambda": (False, False)}
+
+
+def backends(
+    batch: int = 64, length: int = 100, *, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu"
+) -> dict[str, object]:
+    """What runs for ``batch`` lists of ``length`` items (padded width) in ``dtype`` on ``device``.
+
+    Returns a dict:
+
+    * ``"auto"``: the implementation ``impl="auto"`` picks per loss for that shape (a rule on
+      shapes only: dense while ``B·N² ≤ 2¹⁶``; NeuralNDCG's kernel while one ``N × N`` kernel takes
+      at most 256 MiB; Triton for CUDA tensors when installed; streaming beyond);
+    * ``"why"``: the rule, in words, for each choice;
+    * ``"triton"``: whether Triton imports, and whether ``impl="triton"`` can run on ``device``;
+    * ``"operator"``: NeuralNDCG's kernel path, a registered operator, and the devices it has
+      implementations for;
+    * ``"compiled_code"``: always ``"none"``: nothing is compiled or loaded at run time.
+
+    An ``impl`` named explicitly always runs as named, or raises (never falls back).
+
+    Example:
+        >>> import torch_ndcg as tn
+        >>> info = tn.backends(64, 27)
+        >>> info["auto"]["neural_ndcg"], info["auto"]["approx_ndcg"]
+        ('kernel', 'dense')
+    """
+    like = torch.empty(0, dtype=dtype, device=device)
+    triton_imports = fused.importable()
+    picks, why = {}, {}
+    for loss, (kernel, triton) in AUTO_LOSSES.items():
+        impl = common.auto_impl(batch, length, like, kernel=kernel, triton=triton)
+        picks[loss] = impl
+        if impl == "triton":
+            why[loss] = "CUDA tensors and Triton installed"
+        elif kernel:
+            size = length**2 * like.element_size()
+            why[loss] = (f"one {length}x{length} kernel is {size / 2**20:.3g} MiB, "
+                         f"{'within' if impl == 'kernel' else 'over'} the {common.AUTO_KERNEL_MAX_BYTES // 2**20} MiB cap")  # fmt: skip
+        else:
+            pairs = batch * length**2
+            why[loss] = f"B·N² = {pairs} {'≤' if impl == 'dense' else '>'} {common.AUTO_DENSE_MAX_PAIRS}"
+    usable = triton_imports and (like.is_cuda or fused.interpreting())
+    return {
+        "device": str(like.device),
+        "dtype": str(dtype).replace("torch.", ""),
+        "threads": torch.get_num_threads(),
+        "auto": picks,
+        "why": why,
+        "triton": {"importable": triton_imports, "usable_here": usable},
+        "operator": {"name": sinkhorn_dcg._qualname, "devices": ["cpu", "cuda"]},
+        "compiled_code": "none",
+    }
+
+
+def describe(batch: int = 64, length: int = 100, **options: object) -> str:
+    """:func:`backends` as one line per entry (what the benchmarks print in their header)."""
+    info = backends(batch, length, **options)
+    lines = [f"torch_ndcg backends for B={batch}, N={length}, {info['dtype']} on {info['device']} "
+             f"({info['threads']} threads); nothing compiled at run time"]  # fmt: skip
+    for loss, impl in info["auto"].items():
+        lines.append(f"  impl='auto' for {loss}: {impl} ({info['why'][loss]})")
+    triton = info["triton"]
+    lines.append(f"  triton: {'installed' if triton['importable'] else 'not installed'}, "
+                 f"{'usable' if triton['usable_here'] else 'not usable'} on {info['device']}")  # fmt: skip
+    lines.append(f"  NeuralNDCG kernel path: operator {info['operator']['name']} (CPU and CUDA implementations)")
+    return "\n".join(lines)

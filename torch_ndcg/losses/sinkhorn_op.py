@@ -1,0 +1,107 @@
+r"""The kernel Sinkhorn as registered PyTorch operators, so that autograd, ``torch.compile``,
+FakeTensor tracing and ``torch.export`` each see one op.
+
+``torch_ndcg::sinkhorn_dcg(values, lengths, rank_weight, gains, tau, iters, transposed, tol)
+-> (dcg, history, record)``
+
+* ``values`` ``[B, N]`` float: list ``b``'s scores are ``values[b, :lengths[b]]`` (compact: real
+  items first; what follows is padding and is never read, whatever it holds);
+* ``lengths`` ``[B]`` int64; ``rank_weight`` ``[B, N]`` the weight of each rank (discount × cutoff);
+  ``gains`` ``[B, N]`` the gain of each item, in ``values``' order;
+* ``dcg`` ``[B]`` the smooth DCG :math:`\sum_i w_i \sum_j P_{ij} g_j` of NeuralNDCG (with the
+  plain or ``transposed`` Sinkhorn of ``iters`` iterations at temperature ``tau``, stopping early
+  once every sum is within ``tol`` of 1 when ``tol`` is given), 0 for an empty list;
+  ``history`` and ``record`` are what the backward needs (not differentiable).
+
+A flat layout (items of all lists in one vector with their list's index) reaches it by
+scattering into the compact ``[B, N]`` block. The op is differentiable in ``values`` only. Its
+backward is ``torch_ndcg::sinkhorn_dcg_backward``; under ``create_graph=True`` the backward
+instead differentiates the dense reference (:mod:`.sinkhorn_dense`) rebuilt from the saved
+values, so second derivatives are dense's (at dense's memory). Under autocast, half-precision
+inputs run in float32 (the scalings need its range). One implementation, in torch (NumPy for
+short lists on CPU), serves CPU and CUDA.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from . import sinkhorn_kernel
+from .common import SortRelaxation
+from .sinkhorn_dense import dense_dcg
+
+
+@torch.library.custom_op("torch_ndcg::sinkhorn_dcg", mutates_args=(), device_types=("cpu", "cuda"))
+def sinkhorn_dcg(
+    values: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, iters: int, transposed: bool,
+    tol: float | None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    return sinkhorn_kernel.forward(values, lengths, rank_weight, gains, tau, iters, transposed, tol)
+
+
+@sinkhorn_dcg.register_fake
+def _(values, lengths, rank_weight, gains, tau, iters, transposed, tol):
+    batch, width = values.shape
+    history = values.new_empty(sinkhorn_kernel.steps(iters, transposed), batch, width)
+    return values.new_empty(batch), history, lengths.new_empty(batch, 2, dtype=torch.int64)
+
+
+@torch.library.custom_op("torch_ndcg::sinkhorn_dcg_backward", mutates_args=(), device_types=("cpu", "cuda"))
+def sinkhorn_dcg_backward(
+    grad_dcg: Tensor, values: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor, history: Tensor,
+    record: Tensor, tau: float, iters: int, transposed: bool, tol: float | None,
+) -> Tensor:
+    return sinkhorn_kernel.backward(
+        grad_dcg, values, lengths, rank_weight, gains, history, record, tau, iters, transposed, tol
+    )
+
+
+@sinkhorn_dcg_backward.register_fake
+def _(grad_dcg, values, lengths, rank_weight, gains, history, record, tau, iters, transposed, tol):
+    return torch.empty_like(values)
+
+
+def _setup_context(ctx, inputs, output) -> None:
+    values, lengths, rank_weight, gains, tau, iters, transposed, tol = inputs
+    _, history, record = output
+    ctx.save_for_backward(values, lengths, rank_weight, gains, history, record)
+    ctx.options = (tau, iters, transposed, tol)
+
+
+def _backward(ctx, grad_dcg, _grad_history, _grad_record):
+    values, lengths, rank_weight, gains, history, record = ctx.saved_tensors
+    tau, iters, transposed, tol = ctx.options
+    if grad_dcg is None:
+        return (None,) * 8
+    if torch.is_grad_enabled():  # create_graph=True: a gradient that is itself differentiable
+        if tol is not None:
+            raise ValueError(
+                "impl='kernel' with tol (early stopping) has no second derivative (create_graph=True); "
+                "leave tol=None, or use impl='dense'"
+            )
+        valid = torch.arange(values.shape[-1], device=values.device)[None, :] < lengths[:, None]
+        relaxation = SortRelaxation(valid, rank_weight, gains, tau, iters, transposed)
+        real = torch.where(valid, values, torch.zeros_like(values))
+        (grad,) = torch.autograd.grad(dense_dcg(real, relaxation), values, grad_dcg, create_graph=True)
+        return grad, None, None, None, None, None, None, None
+    grad = torch.ops.torch_ndcg.sinkhorn_dcg_backward(
+        grad_dcg, values, lengths, rank_weight, gains, history, record, tau, iters, transposed, tol
+    )
+    return grad, None, None, None, None, None, None, None
+
+
+sinkhorn_dcg.register_autograd(_backward, setup_context=_setup_context)
+for _device in ("cpu", "cuda"):
+    sinkhorn_dcg.register_autocast(_device, torch.float32)
+
+
+def kernel_dcg(scores: Tensor, relaxation: SortRelaxation, tol: float | None = None) -> Tensor:
+    """Smooth DCG ``[B]`` of ``scores [B, N]`` (real items where ``relaxation.valid``) through
+    :func:`sinkhorn_dcg`: the lists are compacted first (a differentiable gather)."""
+    r = relaxation
+    lengths = r.valid.sum(-1)
+    order = torch.argsort((~r.valid).to(torch.int8), dim=-1, stable=True)  # real items first
+    values = scores.gather(-1, order)
+    dcg, _, _ = sinkhorn_dcg(values, lengths, r.rank_weight, r.gains.gather(-1, order), r.tau, r.iters, r.transposed, tol)
+    return dcg
