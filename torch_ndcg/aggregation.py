@@ -5,6 +5,7 @@ The options arrive checked (at the public function that took them); nothing here
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -44,8 +45,7 @@ def reduce(values: Tensor, reduction: str, *, cutoff_dim: bool = False) -> Tenso
     flat = values.reshape(-1, values.shape[-1]) if cutoff_dim else values.reshape(-1)
     if reduction == "sum":
         return flat.nansum(dim=0)
-    mean = flat.nanmean(dim=0)
-    return torch.where(torch.isnan(mean), 0.0, mean)  # a mean over no query is 0
+    return flat.nanmean(dim=0).nan_to_num(nan=0.0, posinf=math.inf, neginf=-math.inf)  # a mean over no query is 0
 
 
 def weighted_reduce(values: Tensor, weights: Tensor, reduction: str) -> Tensor:
