@@ -38,11 +38,13 @@ import hashlib
 import warnings
 from collections.abc import Callable, Mapping
 import inspect
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import torch
 from torch import Tensor
-from typing_extensions import Unpack
+
+if TYPE_CHECKING:  # (typing.Unpack is Python 3.11+; the annotations are never evaluated at run time)
+    from typing_extensions import Unpack
 
 from . import definitions as d
 from . import functional, ranked

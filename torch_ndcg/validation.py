@@ -11,12 +11,10 @@ import functools
 import inspect
 import math
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from typing import ParamSpec, TypeVar
 
 import torch
 from torch import Tensor
-
-from typing_extensions import ParamSpec
 
 P = ParamSpec("P")
 R = TypeVar("R")
