@@ -562,3 +562,30 @@ def test_docstrings_state_each_default_once():
     assert "gain: ``\"linear\"`` (``rel``)" in tn.ndcg.__doc__
     assert "Default: ``'linear'``." in tn.ndcg.__doc__
     assert "Default: ``'zero'``." in tn.ranked.ndcg.__doc__
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("torch_ndcg.options", "OPTION_DOCS", "ARGUMENT_DOCS"),
+        ("torch_ndcg.validation", "TIES", "torch_ndcg.options.TIES"),
+        ("torch_ndcg.losses.common", "NEURAL_IMPLS", "torch_ndcg.options.NEURAL_IMPLS"),
+        ("torch_ndcg.engine", "sum_to_cutoffs", "torch_ndcg.definitions.sum_to_cutoffs"),
+    ],
+)
+def test_old_names_work_for_one_release_with_a_deprecation_warning(module, old, new):
+    import importlib
+
+    with pytest.warns(DeprecationWarning, match=new):
+        value = getattr(importlib.import_module(module), old)
+    assert value is not None
+    with pytest.raises(AttributeError):
+        getattr(importlib.import_module(module), "no_such_name")
+
+
+def test_old_defaults_tables_still_answer_as_before():
+    with pytest.warns(DeprecationWarning):
+        defaults = option_groups.DEFAULTS
+    assert defaults["gain"] == "linear" and defaults["empty"] == "zero" and defaults["reduction"] == "mean"
+    with pytest.warns(DeprecationWarning):
+        assert option_groups.LOSS_DEFAULTS["empty"] == "skip"

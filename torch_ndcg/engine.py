@@ -19,7 +19,7 @@ from torch import Tensor
 from . import definitions as d
 from .aggregation import apply_empty
 from .definitions import Cutoffs
-from .options import AP_NORMALISERS, DEFAULT_AP_NORMALISER
+from .options import AP_NORMALISERS, DEFAULT_AP_NORMALISER, moved
 from .validation import check_flag, check_option
 from .rank_statistics import (
     RankStatistics,
@@ -171,3 +171,6 @@ AVERAGE_PRECISION = Metric(
     normaliser=_relevant_within_cutoff, is_empty=_nothing_relevant,
     normaliser_choices=dict(zip(AP_NORMALISERS, (_relevant_within_cutoff, _relevant, _relevant_found))),
 )
+
+
+__getattr__ = moved(__name__, {"sum_to_cutoffs": ("torch_ndcg.definitions.sum_to_cutoffs", lambda: d.sum_to_cutoffs)})

@@ -13,6 +13,7 @@ is the one the signature has.
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar, get_args
 
@@ -133,3 +134,35 @@ def document(returns: str) -> Callable[[F], F]:
         return function
 
     return complete
+
+
+def moved(module: str, names: dict[str, tuple[str, Callable[[], object]]]) -> Callable[[str], object]:
+    """A module ``__getattr__`` that still answers the old ``names`` (``old: (new, value)``), with a
+    ``DeprecationWarning`` that says where each now lives; they go in the next release."""
+
+    def __getattr__(name: str) -> object:
+        if name in names:
+            new, value = names[name]
+            warnings.warn(f"{module}.{name} is deprecated; use {new}", DeprecationWarning, stacklevel=2)
+            return value()
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+__getattr__ = moved(
+    __name__,
+    {
+        "OPTION_DOCS": ("torch_ndcg.options.ARGUMENT_DOCS", lambda: ARGUMENT_DOCS),
+        "DEFAULTS": ("the DEFAULT_* constants of torch_ndcg.options, or inspect.signature(tn.ndcg)", lambda: {
+            "gain": DEFAULT_GAIN, "discount": DEFAULT_DISCOUNT, "threshold": None,
+            "ap_normaliser": DEFAULT_AP_NORMALISER, "adaptive_k": False, "empty": DEFAULT_EMPTY, "validate": True,
+            "weights": None, "reduction": DEFAULT_REDUCTION, "sample_weight": None,
+            "aggregation": DEFAULT_AGGREGATION,
+        }),
+        "LOSS_DEFAULTS": ("the DEFAULT_* constants of torch_ndcg.options, or inspect.signature(tn.neural_ndcg)", lambda: {
+            "gain": DEFAULT_GAIN, "discount": DEFAULT_DISCOUNT, "empty": DEFAULT_LOSS_EMPTY,
+            "reduction": DEFAULT_REDUCTION, "impl": DEFAULT_IMPL, "validate": True,
+        }),
+    },
+)  # fmt: skip

@@ -16,6 +16,8 @@ from typing import ParamSpec, TypeVar
 import torch
 from torch import Tensor
 
+from . import options
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -228,3 +230,8 @@ def check_weighted_gains(gains: Tensor, mask: Tensor | None) -> None:
         raise ValueError(
             "weights times the gains overflow a list's DCG; use smaller weights or float64 inputs"
         )
+
+
+__getattr__ = options.moved(
+    __name__, {name: (f"torch_ndcg.options.{name}", lambda name=name: getattr(options, name)) for name in ("TIES", "EMPTY", "REDUCTIONS")}
+)

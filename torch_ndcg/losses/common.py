@@ -19,6 +19,7 @@ from .. import definitions as d
 from .. import fused as fused_kernels
 from ..aggregation import apply_empty, reduce
 from ..dense import ideal_dcg, prepare as prepare_dense
+from .. import options
 from ..options import REDUCTIONS
 from ..validation import check_option, names_arguments
 from . import cost_model, kernels
@@ -220,3 +221,10 @@ def finish_loss(values: Tensor, is_empty: Tensor | None, batch_shape: torch.Size
         return values.mean()
     return values.sum() / (values.numel() - is_empty.sum()).clamp(min=1).to(values.dtype)  # no list kept: 0
 
+
+
+__getattr__ = options.moved(
+    __name__,
+    {name: (f"torch_ndcg.options.{name}", lambda name=name: getattr(options, name))
+     for name in ("IMPLS", "NEURAL_IMPLS", "PAIR_IMPLS", "LOSS_EMPTY")},
+)  # fmt: skip
