@@ -30,11 +30,12 @@ def every_form(name: str, scores, relevance, k, mask=None, ranked: bool = True, 
     score order; the others are targets it never recommended)."""
     mask = torch.ones_like(scores, dtype=torch.bool) if mask is None else mask
     weights = options.pop("weights", None)
-    dense = getattr(tn, name)(scores, relevance, k, mask=mask, reduction="none", weights=weights, **options)
+    weighted = {} if weights is None else {"weights": weights}  # a metric without weights takes none
+    dense = getattr(tn, name)(scores, relevance, k, mask=mask, reduction="none", **weighted, **options)
     rows = torch.arange(scores.shape[0]).unsqueeze(-1).expand_as(scores)
     flat = getattr(tn, name)(
         scores[mask], relevance[mask], k, indexes=rows[mask], reduction="none",
-        weights=None if weights is None else weights[mask], **options,
+        **({} if weights is None else {"weights": weights[mask]}), **options,
     )
     forms = {"dense": dense, "flat": flat}
     if ranked and hasattr(tn.ranked, name):
@@ -44,7 +45,7 @@ def every_form(name: str, scores, relevance, k, mask=None, ranked: bool = True, 
         ranked_ids = torch.where(listed.gather(-1, order), order, -1)
         target_ids = torch.where(mask, torch.arange(scores.shape[-1]).expand_as(scores), -1)
         forms["ranked"] = getattr(tn.ranked, name)(
-            ranked_ids, target_ids, relevance, k, reduction="none", weights=weights, **options
+            ranked_ids, target_ids, relevance, k, reduction="none", **weighted, **options
         )
     return forms
 
@@ -104,7 +105,7 @@ def test_threshold_matches_trec_eval_relevance_level(level: int) -> None:
 
 def test_threshold_leaves_the_gain_alone() -> None:
     scores, labels = _trec_lists(0)
-    with pytest.raises(ValueError, match="ndcg takes no threshold"):
+    with pytest.raises(TypeError, match="ndcg.. got an unexpected keyword argument 'threshold'"):
         tn.ndcg(scores, labels, threshold=2)
     with pytest.raises(ValueError, match="takes no threshold"):
         tn.metrics.NDCG(threshold=2)
@@ -159,7 +160,7 @@ def test_ap_normaliser_found_counts_tied_items_in_expectation() -> None:
 
 def test_ap_normaliser_is_refused_elsewhere_and_checked() -> None:
     scores, labels = _trec_lists(0)
-    with pytest.raises(ValueError, match="precision takes no ap_normaliser"):
+    with pytest.raises(TypeError, match="precision.. got an unexpected keyword argument 'ap_normaliser'"):
         tn.precision(scores, labels, ap_normaliser="r")
     with pytest.raises(ValueError, match="ap_normaliser must be one of"):
         tn.average_precision(scores, labels, ap_normaliser="R")
@@ -188,7 +189,7 @@ def test_adaptive_k_in_every_form_divides_by_the_list_length() -> None:
     mask = torch.tensor([[True, True, True, False]])
     assert_forms_equal(every_form("precision", scores, labels, 10, mask, adaptive_k=True), [2 / 3])
     assert_forms_equal(every_form("precision", scores, labels, 10, mask), [2 / 10])
-    with pytest.raises(ValueError, match="recall takes no adaptive_k"):
+    with pytest.raises(TypeError, match="recall.. got an unexpected keyword argument 'adaptive_k'"):
         tn.recall(scores, labels, adaptive_k=True)
     with pytest.raises(TypeError, match="adaptive_k"):
         tn.precision(scores, labels, adaptive_k="yes")
@@ -222,7 +223,7 @@ def test_unit_weights_change_nothing_and_bad_weights_are_refused() -> None:
         tn.ndcg(torch.rand(2, 3), torch.ones(2, 3), weights=huge)
     with pytest.raises(ValueError, match="weights times the gains overflow"):
         tn.ndcg(torch.rand(6), torch.ones(6), indexes=torch.tensor([0, 0, 0, 1, 1, 1]), weights=huge.reshape(-1))
-    with pytest.raises(ValueError, match="mrr takes no weights"):
+    with pytest.raises(TypeError, match="mrr.. got an unexpected keyword argument 'weights'"):
         tn.mrr(scores, labels, weights=ones)
     mask = torch.ones_like(scores, dtype=torch.bool)
     mask[:, -1] = False
@@ -451,29 +452,95 @@ def test_skewed_flat_queries_take_the_segment_path_and_agree(name: str, options:
         torch.testing.assert_close(flat[query], alone, msg=f"query {query}")
 
 
-# --- the option groups of torch_ndcg.options: declared once, defaults and docs beside them ---
+# --- each option stated once: choices from its type, one default, one doc, in every signature ---
+
+import inspect  # noqa: E402
+import typing  # noqa: E402
 
 from torch_ndcg import options as option_groups  # noqa: E402
 
-
-@pytest.mark.parametrize("group", [option_groups.Definition, option_groups.MetricOptions])
-def test_every_shared_option_has_one_default_and_one_doc(group):
-    for name in group.__optional_keys__:
-        assert name in option_groups.DEFAULTS, name
-        assert name in option_groups.OPTION_DOCS, name
-        documented_by = [m for m in (tn.ndcg, tn.precision, tn.average_precision) if f"    {name}: " in m.__doc__]
-        assert documented_by, f"no metric documents {name}"
+SCORED = [tn.ndcg, tn.dcg, tn.cg, tn.mrr, tn.precision, tn.recall, tn.hit_rate, tn.average_precision]
+RANKED = [getattr(tn.ranked, name) for name in tn.ranked.__all__ if name != "from_lists"]
+PUBLIC_METRICS = [*SCORED, *RANKED, tn.idcg, tn.ordered_pair_accuracy]
+SMOOTH = [tn.neural_ndcg, tn.neural_ndcg_loss, tn.approx_ndcg, tn.approx_ndcg_loss, tn.lambda_loss, tn.listnet_loss,
+          tn.softmax_loss, tn.listmle_loss, tn.ranknet_loss, tn.pairwise_hinge_loss]  # fmt: skip
 
 
-def test_settle_fills_defaults_and_refuses_unknown_names():
-    settled = option_groups.settle("ndcg", {"gain": "exp2"}, option_groups.MetricOptions)
-    assert settled == {**{k: option_groups.DEFAULTS[k] for k in option_groups.MetricOptions.__optional_keys__},
-                       "gain": "exp2"}  # fmt: skip
-    with pytest.raises(TypeError, match=r"ndcg\(\) got an unexpected keyword argument 'gian'"):
-        option_groups.settle("ndcg", {"gian": "exp2"}, option_groups.MetricOptions)
-    # torchmetrics' own keyword arguments have no default here: kept only when given
-    settled = option_groups.settle("NDCG", {"sync_on_compute": False}, option_groups.MetricClassOptions)
-    assert settled["sync_on_compute"] is False and "compute_on_cpu" not in settled
+@pytest.mark.parametrize("function", PUBLIC_METRICS + SMOOTH, ids=lambda f: f"{f.__module__}.{f.__name__}")
+def test_every_public_function_shows_each_option_with_its_default(function):
+    assert inspect.isfunction(function)
+    parameters = inspect.signature(function).parameters
+    assert not any(p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL) for p in parameters.values()), parameters
+    options = [p for p in parameters.values() if p.kind is p.KEYWORD_ONLY]
+    assert "validate" in parameters and parameters["validate"].default is True
+    for option in options:
+        assert option.default is not option.empty, option.name
+    text = inspect.signature(function).format() if hasattr(inspect.Signature, "format") else str(inspect.signature(function))
+    assert "validate" in text and "reduction" in text or function is tn.ranked.__dict__.get("x")
+
+
+@pytest.mark.parametrize("function", PUBLIC_METRICS, ids=lambda f: f"{f.__module__}.{f.__name__}")
+def test_every_metric_documents_each_argument_with_the_signatures_default(function):
+    doc = function.__doc__
+    for name, parameter in inspect.signature(function).parameters.items():
+        assert f"    {name}: " in doc, name
+        if parameter.default is not parameter.empty and function is not tn.idcg:
+            assert f"    {name}: {option_groups.ARGUMENT_DOCS[name]} Default: ``{parameter.default!r}``." in doc
+    assert "Example:" in doc and ">>>" in doc
+
+
+def test_choices_are_stated_once_by_their_type():
+    for choices, kind in [
+        (option_groups.TIES, option_groups.Ties), (option_groups.EMPTY, option_groups.Empty),
+        (option_groups.REDUCTIONS, option_groups.Reduction), (option_groups.IMPLS, option_groups.Impl),
+        (option_groups.NEURAL_IMPLS, option_groups.NeuralImpl), (option_groups.PAIR_IMPLS, option_groups.PairImpl),
+        (option_groups.LOSS_EMPTY, option_groups.LossEmpty), (option_groups.WEIGHTINGS, option_groups.Weighting),
+    ]:  # fmt: skip
+        assert choices == typing.get_args(kind)
+    for name in ("DEFAULTS", "LOSS_DEFAULTS", "settle", "MetricOptions", "Definition"):
+        assert not hasattr(option_groups, name), name
+
+
+def test_every_signature_takes_the_named_default():
+    for function in SCORED:
+        parameters = inspect.signature(function).parameters
+        assert parameters["ties"].default is option_groups.DEFAULT_TIES
+        assert parameters["reduction"].default is option_groups.DEFAULT_REDUCTION
+    assert inspect.signature(tn.ordered_pair_accuracy).parameters["ties"].default is option_groups.DEFAULT_PAIR_TIES
+    for function in (tn.neural_ndcg_loss, tn.approx_ndcg, tn.NeuralNDCGLoss, tn.ApproxNDCGLoss):
+        assert inspect.signature(function).parameters["empty"].default is option_groups.DEFAULT_LOSS_EMPTY
+
+
+def test_help_shows_the_options_and_k_is_third():
+    import pydoc
+
+    text = pydoc.render_doc(tn.ndcg, renderer=pydoc.plaintext)
+    assert "ndcg(scores, relevance, k=None, *, indexes=None" in text.replace("'", "").replace(": Tensor", "") or (
+        "k: 'd.Cutoff' = None" in text and "validate: 'bool' = True" in text
+    )
+    assert "ties" in text and "average" in text
+    for function in SCORED:
+        assert list(inspect.signature(function).parameters)[:3] == ["scores", "relevance", "k"]
+
+
+@pytest.mark.parametrize("function", PUBLIC_METRICS + SMOOTH[:2], ids=lambda f: f.__name__)
+def test_torchmetrics_names_are_a_type_error_naming_the_public_function_and_the_right_names(function):
+    first, second = list(inspect.signature(function).parameters)[:2]
+    with pytest.raises(TypeError, match=rf"{function.__name__}\(\) got an unexpected keyword argument 'preds'.*"
+                                        rf"{function.__name__} takes {first} and {second}"):  # fmt: skip
+        function(preds=torch.ones(3), target=torch.ones(3))
+
+
+def test_a_type_error_inside_the_function_is_not_rewritten():
+    with pytest.raises(TypeError, match="scores must be a torch.Tensor"):
+        tn.ndcg([1.0, 2.0], torch.ones(2))
+
+
+@pytest.mark.parametrize("function", SCORED + [tn.neural_ndcg_loss, tn.lambda_loss], ids=lambda f: f.__name__)
+def test_a_bool_tensor_in_the_place_of_k_is_probably_a_mask(function):
+    scores, relevance = torch.rand(2, 4), torch.ones(2, 4)
+    with pytest.raises(TypeError, match="probably a mask: pass it as mask="):
+        function(scores, relevance, torch.ones(2, 4, dtype=torch.bool))
 
 
 @pytest.mark.parametrize(
@@ -491,6 +558,34 @@ def test_public_entry_points_refuse_unknown_option_names(call):
 
 
 def test_docstrings_state_each_default_once():
+    assert "validate: " in tn.ranked.ndcg.__doc__
     assert "gain: ``\"linear\"`` (``rel``)" in tn.ndcg.__doc__
     assert "Default: ``'linear'``." in tn.ndcg.__doc__
     assert "Default: ``'zero'``." in tn.ranked.ndcg.__doc__
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("torch_ndcg.options", "OPTION_DOCS", "ARGUMENT_DOCS"),
+        ("torch_ndcg.validation", "TIES", "torch_ndcg.options.TIES"),
+        ("torch_ndcg.losses.common", "NEURAL_IMPLS", "torch_ndcg.options.NEURAL_IMPLS"),
+        ("torch_ndcg.engine", "sum_to_cutoffs", "torch_ndcg.definitions.sum_to_cutoffs"),
+    ],
+)
+def test_old_names_work_for_one_release_with_a_deprecation_warning(module, old, new):
+    import importlib
+
+    with pytest.warns(DeprecationWarning, match=new):
+        value = getattr(importlib.import_module(module), old)
+    assert value is not None
+    with pytest.raises(AttributeError):
+        getattr(importlib.import_module(module), "no_such_name")
+
+
+def test_old_defaults_tables_still_answer_as_before():
+    with pytest.warns(DeprecationWarning):
+        defaults = option_groups.DEFAULTS
+    assert defaults["gain"] == "linear" and defaults["empty"] == "zero" and defaults["reduction"] == "mean"
+    with pytest.warns(DeprecationWarning):
+        assert option_groups.LOSS_DEFAULTS["empty"] == "skip"

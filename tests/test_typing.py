@@ -1,9 +1,9 @@
 """Type checkers see every public option's name and type.
 
-The shared options are declared once (:mod:`torch_ndcg.options`) and taken as
-``**options: Unpack[...]`` (PEP 692). This runs mypy over calls of every public family and checks
-that it reports exactly the lines marked ``# E: <code>``: a misspelled or mistyped option is a
-type error, a correct call is not.
+Every public function, loss module and metric class takes its options as explicit keyword
+parameters, typed with the choices of :mod:`torch_ndcg.options`. This runs mypy over calls of every
+public family and checks that it reports exactly the lines marked ``# E: <code>``: a misspelled or
+mistyped option is a type error, on a function as on a module or class; a correct call is not.
 """
 
 from __future__ import annotations
@@ -45,6 +45,23 @@ tn.listnet_loss(s, s, mask=None, gain="exp2", reduction="sum")
 tn.listmle_loss(s, s, gain="exp2")  # E: call-arg
 tn.ranknet_loss(s, s, sigma=2.0, impl="kernel")  # E: arg-type
 tn.pairwise_hinge_loss(s, s, margin=0.5, reduction="none", impl="dense")
+tn.mrr(s, s, 3, gain="exp2")  # E: call-arg
+tn.neural_ndcg_loss(s, s, 10, temprature=0.5)  # E: call-arg
+tn.approx_ndcg_loss(s, s, 10, temperature=0.5, validate=False)
+tn.softmax_loss(s, s, gian="exp2")  # E: call-arg
+tn.NeuralNDCGLoss(k=10, temperature=0.5, impl="kernel", gain="exp2")(s, s, mask=None)
+tn.NeuralNDCGLoss(k=10, temprature=0.5)  # E: call-arg
+tn.NeuralNDCGLoss(k=10, impl="gpu")  # E: arg-type
+tn.ApproxNDCGLoss(k=10, sinkhorn_iters=5)  # E: call-arg
+tn.LambdaLoss(k=10, weighting="lambdarnk")  # E: arg-type
+tn.ListNetLoss(gain="exp2", empty="keep")
+tn.ListNetLoss(k=3)  # E: call-arg
+tn.RankNetLoss(sigma=2.0, impl="kernel")  # E: arg-type
+tn.PairwiseHingeLoss(margn=0.5)  # E: call-arg
+tn.ListMLELoss(generator=None, reduction="sum")
+tn.metrics.MRR(k=10, gain="exp2")
+tn.metrics.OrderedPairAccuracy(ties="average", sync_on_compute=False)
+tn.metrics.OrderedPairAccuracy(tie="average")  # E: call-arg
 '''
 
 

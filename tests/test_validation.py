@@ -6,6 +6,7 @@ from dense_reference import METRICS
 
 import torch_ndcg as tn
 from torch_ndcg import validation as v
+from torch_ndcg import options as option_groups
 
 SCORES = torch.tensor([[0.3, 0.2, 0.1, 0.4]])
 LABELS = torch.tensor([[1, 0, 2, 0]])
@@ -162,9 +163,9 @@ def test_validate_false_still_checks_shapes_and_options():
 
 
 def test_helpers_used_by_other_forms():
-    assert v.check_option("ties", "first", v.TIES) == "first"
+    assert v.check_option("ties", "first", option_groups.TIES) == "first"
     with pytest.raises(ValueError, match="reduction .*'mean'"):
-        v.check_option("reduction", "avg", v.REDUCTIONS)
+        v.check_option("reduction", "avg", option_groups.REDUCTIONS)
     v.check_positive("tau", 0.5)
     v.check_positive("steps", 3, integer=True)
     for bad in (0, -1.0, True, "1", float("nan")):

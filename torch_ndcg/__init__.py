@@ -68,7 +68,7 @@ __all__ = [
     "softmax_loss",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -1,14 +1,18 @@
-"""What a query with nothing to find is worth (``empty``) and how per-query values combine (``reduction``)."""
+"""What a query with nothing to find is worth (``empty``) and how per-query values combine (``reduction``).
+
+The options arrive checked (at the public function that took them); nothing here checks them again.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
 from torch import Tensor
 
-from .options import EMPTY, REDUCTIONS
-from .validation import check_option, check_weights
+from .options import AGGREGATIONS
+from .validation import check_weights
 
 
 def apply_empty(values: Tensor, is_empty: Tensor, empty: str) -> Tensor:
@@ -18,7 +22,6 @@ def apply_empty(values: Tensor, is_empty: Tensor, empty: str) -> Tensor:
     ``"error"`` → ValueError (this mode reads values, so it synchronises with the device).
     ``is_empty`` broadcasts against ``values`` (it may lack the trailing cutoff dimension).
     """
-    check_option("empty", empty, EMPTY)
     if empty == "error":
         if bool(is_empty.any()):
             raise ValueError(
@@ -37,21 +40,18 @@ def reduce(values: Tensor, reduction: str, *, cutoff_dim: bool = False) -> Tenso
     NaN marks a skipped query: ``"mean"`` averages the others (0 when none is left, never
     NaN), ``"sum"`` ignores it, ``"none"`` returns it as NaN.
     """
-    check_option("reduction", reduction, REDUCTIONS)
     if reduction == "none":
         return values
     flat = values.reshape(-1, values.shape[-1]) if cutoff_dim else values.reshape(-1)
     if reduction == "sum":
         return flat.nansum(dim=0)
-    mean = flat.nanmean(dim=0)
-    return torch.where(torch.isnan(mean), 0.0, mean)  # a mean over no query is 0
+    return flat.nanmean(dim=0).nan_to_num(nan=0.0, posinf=math.inf, neginf=-math.inf)  # a mean over no query is 0
 
 
 def weighted_reduce(values: Tensor, weights: Tensor, reduction: str) -> Tensor:
     """``Σ w·v / Σ w`` (``"mean"``) or ``Σ w·v`` (``"sum"``) over the queries of ``[..., C]`` values
     not skipped (NaN), with checked ``weights`` of the query shape ``[...]``; a mean of total weight
     0 is 0."""
-    check_option("reduction", reduction, REDUCTIONS)
     if reduction == "none":
         raise ValueError('sample_weight weighs the mean or sum over queries: it has no effect with reduction="none"')
     total, mass = weighted_sums(values, weights)
@@ -99,7 +99,7 @@ def _mean(values: Tensor, dim: int | None = None) -> Tensor:
     return values.mean()
 
 
-AGGREGATIONS: dict[str, Callable[..., Tensor]] = {"mean": _mean, "median": _median, "min": _min, "max": _max}
+_AGGREGATIONS: dict[str, Callable[..., Tensor]] = dict(zip(AGGREGATIONS, (_mean, _median, _min, _max)))
 
 
 def resolve_aggregation(aggregation: object) -> Callable[..., Tensor]:
@@ -107,8 +107,8 @@ def resolve_aggregation(aggregation: object) -> Callable[..., Tensor]:
     ``f(values, dim=None)`` of the 1-D per-query values, returning a scalar tensor."""
     if callable(aggregation):
         return aggregation
-    if isinstance(aggregation, str) and aggregation in AGGREGATIONS:
-        return AGGREGATIONS[aggregation]
+    if isinstance(aggregation, str) and aggregation in _AGGREGATIONS:
+        return _AGGREGATIONS[aggregation]
     raise ValueError(f"aggregation must be one of {tuple(AGGREGATIONS)} or a callable, got {aggregation!r}")
 
 

@@ -20,6 +20,7 @@ DiscountFn = Callable[[Tensor], Tensor]
 Gain = Union[str, GainFn]
 Discount = Union[str, DiscountFn]
 Cutoff = Union[int, Sequence[int], None]
+Cutoffs = tuple[Union[int, None], ...]  # resolved: one entry per cutoff, None = the whole list
 
 _LN2 = math.log(2.0)
 
@@ -188,6 +189,9 @@ def resolve_cutoffs(k: Cutoff) -> tuple[tuple[int | None, ...], bool]:
 
     if k is None or isinstance(k, int):
         return (one(k),), False
+    if isinstance(k, Tensor):
+        hint = " (a bool tensor there is probably a mask: pass it as mask=...)" if k.dtype == torch.bool else ""
+        raise TypeError(f"k must be an int ≥ 1, None, or a sequence of those, got a tensor{hint}")
     if isinstance(k, (str, bytes)) or not isinstance(k, Sequence):
         raise TypeError(f"k must be an int ≥ 1, None, or a sequence of those, got {k!r}")
     if len(k) == 0:
@@ -198,3 +202,17 @@ def resolve_cutoffs(k: Cutoff) -> tuple[tuple[int | None, ...], bool]:
 def clip_cutoff(k: int | None, length: int) -> int:
     """A cutoff larger than the list (or ``None``) means the whole list."""
     return length if k is None else min(k, length)
+
+
+def sum_to_cutoffs(terms: Tensor, cutoffs: Cutoffs) -> Tensor:
+    """``[..., D]`` per-rank terms → ``[..., C]`` sums over the first ``k`` ranks, one per cutoff."""
+    if len(cutoffs) == 1 and clip_cutoff(cutoffs[0], terms.shape[-1]) == terms.shape[-1]:
+        return terms.sum(-1, keepdim=True)  # (the usual case: the terms stop at the one cutoff)
+    totals = torch.cumsum(terms, dim=-1)
+    index = [clip_cutoff(k, terms.shape[-1]) - 1 for k in cutoffs]
+    if len(index) == 1:
+        return totals.narrow(-1, index[0], 1)
+    if terms.device.type == "cpu":  # index_select, not advanced indexing: the latter is several times slower
+        return totals.index_select(-1, torch.tensor(index))
+    # Elsewhere an index tensor built from a list is a host-to-device copy, which waits for the device.
+    return torch.cat([totals.narrow(-1, i, 1) for i in index], dim=-1)

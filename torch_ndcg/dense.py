@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from . import definitions as d
-from .engine import Cutoffs, sum_to_cutoffs
+from .definitions import Cutoffs, sum_to_cutoffs
 from .ordering import TopRanks, top_ranks, top_values
 from .rank_statistics import RankStatistics
 from .validation import (
@@ -122,6 +122,26 @@ def check_values(
         d.check_exp2_range(relevance, gain, dtype, float_scores.shape[-1])
     else:  # each label against its own list's real length, not the padded one
         d.check_exp2_range(relevance[mask], gain, dtype, mask.sum(-1, keepdim=True).expand_as(mask)[mask])
+
+
+def queries(
+    scores: Tensor,
+    relevance: Tensor,
+    cutoffs: Cutoffs,
+    *,
+    mask: Tensor | None,
+    gain: d.Gain,
+    ties: str,
+    hits: bool,
+    validate: bool,
+    weights: Tensor | None = None,
+    threshold: float | None = None,
+    unretrieved: bool = False,
+) -> DenseQueries:
+    """Dense ``[..., N]`` lists checked (:func:`prepare`) and ranked (:func:`rank`) as deep as the
+    cutoffs reach: what :func:`torch_ndcg.engine.evaluate` takes."""
+    lists = prepare(scores, relevance, mask, gain, validate, weights=weights, threshold=threshold, unretrieved=unretrieved)
+    return DenseQueries(rank(lists, depth_of(cutoffs, lists.length), ties, hits=hits, validate=validate), lists)
 
 
 def may_read_values(tensor: Tensor, validate: bool) -> bool:

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Protocol
 
 import torch
 from torch import Tensor
 
 from . import definitions as d
 from .aggregation import apply_empty
-from .options import AP_NORMALISERS, DEFAULTS, EMPTY, metric_doc
+from .definitions import Cutoffs
+from .options import AP_NORMALISERS, DEFAULT_AP_NORMALISER, moved
 from .validation import check_flag, check_option
 from .rank_statistics import (
     RankStatistics,
@@ -29,7 +30,7 @@ from .rank_statistics import (
     reciprocal_rank_term,
 )
 
-Cutoffs = tuple[int | None, ...]
+__all__ = ["Cutoffs", "Metric", "RankedQueries", "evaluate"]
 
 
 class RankedQueries(Protocol):
@@ -70,7 +71,8 @@ class Metric:
     marks the queries whose value ``empty`` decides (given the normaliser); ``None`` means no
     query is ever empty. ``normaliser_choices`` are the normalisers the ``ap_normaliser`` option
     picks from (the first is the default); ``adaptive_normaliser`` replaces the normaliser under
-    ``adaptive_k=True``.
+    ``adaptive_k=True``. The options a metric takes follow from these fields (``mrr`` has no
+    ``gain``); each public function's signature lists exactly those.
     """
 
     name: str
@@ -82,76 +84,15 @@ class Metric:
     normaliser_choices: Mapping[str, Normaliser] = field(default_factory=dict)
     adaptive_normaliser: Normaliser | None = None
 
-    @property
-    def specific_options(self) -> tuple[str, ...]:
-        """Which of the options that only some metrics use this one uses."""
-        used = {
-            "gain": self.graded,
-            "discount": self.discounted,
-            "weights": self.graded,
-            "threshold": not self.graded,
-            "ap_normaliser": bool(self.normaliser_choices),
-            "adaptive_k": self.adaptive_normaliser is not None,
-            "empty": self.is_empty is not None,
-        }
-        return tuple(name for name, uses in used.items() if uses)
-
-    def configure(self, options: Mapping[str, Any]) -> Metric:
-        """The metric that the settled options (:func:`torch_ndcg.options.settle`) configure, after
-        checking them: an option this metric has no use for is refused, not silently ignored."""
-        for option in ("gain", "discount", "empty", "weights", "threshold", "ap_normaliser", "adaptive_k"):
-            value, default = options.get(option, DEFAULTS[option]), DEFAULTS[option]
-            changed = not (value is default or (isinstance(value, str) and value == default))
-            if changed and option not in self.specific_options:
-                raise ValueError(f"{self.name} takes no {option} option (it would have no effect)")
-        check_option("empty", options.get("empty", DEFAULTS["empty"]), EMPTY)
-        if self.normaliser_choices:
-            check_option("ap_normaliser", options["ap_normaliser"], tuple(self.normaliser_choices))
-        check_flag("adaptive_k", options.get("adaptive_k", False))
-        return self.configured(ap_normaliser=options["ap_normaliser"], adaptive_k=options["adaptive_k"])
-
-    def configured(self, *, ap_normaliser: str = AP_NORMALISERS[0], adaptive_k: bool = False) -> Metric:
-        """This metric with the normaliser that ``ap_normaliser``/``adaptive_k`` choose (checked)."""
-        if adaptive_k:
+    def configured(self, *, ap_normaliser: str = DEFAULT_AP_NORMALISER, adaptive_k: bool = False) -> Metric:
+        """This metric with the normaliser that ``ap_normaliser``/``adaptive_k`` choose; a public
+        function calls it, once, with the options it was given (checked here)."""
+        check_option("ap_normaliser", ap_normaliser, AP_NORMALISERS)
+        if check_flag("adaptive_k", adaptive_k):
             return replace(self, normaliser=self.adaptive_normaliser)
-        if ap_normaliser != AP_NORMALISERS[0]:
+        if ap_normaliser != DEFAULT_AP_NORMALISER:
             return replace(self, normaliser=self.normaliser_choices[ap_normaliser])
         return self
-
-
-class MetricFunction:
-    """A public metric function: one :class:`Metric` of the table, named and documented as a function.
-
-    A layout's subclass adds ``__call__`` and says which arguments its docstrings list around the
-    metric's own options, and what it returns.
-    """
-
-    module: str = ""
-    leading: tuple[str, ...] = ()
-    trailing: tuple[str, ...] = ("reduction", "sample_weight", "validate")
-    returns: str = ""
-
-    def __init__(self, metric: Metric, summary: str, example: str) -> None:
-        self.metric = metric
-        self.__name__ = self.__qualname__ = metric.name
-        self.__module__ = self.module
-        options = (*self.leading, *metric.specific_options, *self.trailing)
-        self.__doc__ = metric_doc(summary, options, self.returns, example)
-
-    def __repr__(self) -> str:
-        return f"<{self.module} metric {self.__name__}>"
-
-
-def sum_to_cutoffs(terms: Tensor, cutoffs: Cutoffs) -> Tensor:
-    """``[..., D]`` per-rank terms → ``[..., C]`` sums over the first ``k`` ranks, one per cutoff."""
-    totals = torch.cumsum(terms, dim=-1)
-    index = [d.clip_cutoff(k, terms.shape[-1]) - 1 for k in cutoffs]
-    if len(index) == 1:
-        return totals.narrow(-1, index[0], 1)
-    if terms.device.type == "cpu":  # index_select, not advanced indexing: the latter is several times slower
-        return totals.index_select(-1, torch.tensor(index))
-    # Elsewhere an index tensor built from a list is a host-to-device copy, which waits for the device.
-    return torch.cat([totals.narrow(-1, i, 1) for i in index], dim=-1)
 
 
 def evaluate(
@@ -230,3 +171,6 @@ AVERAGE_PRECISION = Metric(
     normaliser=_relevant_within_cutoff, is_empty=_nothing_relevant,
     normaliser_choices=dict(zip(AP_NORMALISERS, (_relevant_within_cutoff, _relevant, _relevant_found))),
 )
+
+
+__getattr__ = moved(__name__, {"sum_to_cutoffs": ("torch_ndcg.definitions.sum_to_cutoffs", lambda: d.sum_to_cutoffs)})

@@ -23,7 +23,8 @@ import torch
 from torch import Tensor
 
 from . import definitions as d
-from .engine import Cutoffs
+from . import dense
+from .definitions import Cutoffs
 from .ordering import ordered_key
 from .rank_statistics import RankStatistics
 from .validation import (
@@ -227,6 +228,36 @@ def as_rows(
     return Rows(
         padded_rows(scores), padded_rows(relevance), mask.view(count, longest),
         None if weights is None else padded_rows(weights),
+    )
+
+
+def queries(
+    scores: Tensor,
+    relevance: Tensor,
+    indexes: Tensor,
+    cutoffs: Cutoffs,
+    *,
+    mask: Tensor | None,
+    gain: d.Gain,
+    ties: str,
+    hits: bool,
+    validate: bool,
+    weights: Tensor | None = None,
+    threshold: float | None = None,
+    unretrieved: bool = False,
+) -> Segments | dense.DenseQueries:
+    """Flat items of queries ``indexes`` checked and ranked: as padded dense rows when padding is
+    cheap (:func:`as_rows`), else as query segments (:func:`rank`)."""
+    scores, relevance, indexes, weights = select(scores, relevance, indexes, mask, weights)
+    rows = as_rows(scores, relevance, indexes, weights)
+    if rows is None:
+        return rank(
+            scores, relevance, indexes, gain=gain, ties=ties, validate=validate, weights=weights,
+            threshold=threshold, unretrieved=unretrieved,
+        )
+    return dense.queries(
+        rows.scores, rows.relevance, cutoffs, mask=rows.mask, gain=gain, ties=ties, hits=hits, validate=validate,
+        weights=rows.weights, threshold=threshold, unretrieved=unretrieved,
     )
 
 

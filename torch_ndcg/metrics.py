@@ -37,18 +37,35 @@ from __future__ import annotations
 import hashlib
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, Unpack
+import inspect
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import torch
 from torch import Tensor
 
+if TYPE_CHECKING:  # (typing.Unpack is Python 3.11+; the annotations are never evaluated at run time)
+    from typing_extensions import Unpack
+
 from . import definitions as d
 from . import functional, ranked
-from .functional import ScoredMetric
-from .options import EMPTY, TIES, Aggregation, Definition, Empty, MetricClassOptions, Ties, settle
+from .options import (
+    AP_NORMALISERS,
+    DEFAULT_AGGREGATION,
+    DEFAULT_AP_NORMALISER,
+    DEFAULT_DISCOUNT,
+    DEFAULT_EMPTY,
+    DEFAULT_GAIN,
+    DEFAULT_PAIR_TIES,
+    DEFAULT_TIES,
+    EMPTY,
+    TIES,
+    Aggregation,
+    ApNormaliser,
+    Empty,
+    Ties,
+)
 from .aggregation import aggregate_columns, resolve_aggregation, weighted_sums
 from .pairs import ordered_pair_accuracy
-from .ranked import RankedMetric
 from .validation import (
     as_float_scores,
     check_flag,
@@ -136,6 +153,18 @@ def _rows(state: list[Tensor] | Tensor) -> int:
     return sum(part.numel() for part in state) if isinstance(state, list) else state.numel()
 
 
+class MetricKwargs(TypedDict, total=False):
+    """:class:`torchmetrics.Metric`'s own keyword arguments, passed on to it."""
+
+    compute_on_cpu: bool
+    dist_sync_on_step: bool
+    process_group: Any
+    dist_sync_fn: Callable[..., Any] | None
+    distributed_available_fn: Callable[[], bool] | None
+    sync_on_compute: bool
+    compute_with_cache: bool
+
+
 class _Accumulated(Metric):
     """Mean of per-query values at each cutoff, kept as a sum and a count (summed across ranks);
     any other ``aggregation`` keeps every per-query value (8 bytes per query and cutoff)."""
@@ -150,6 +179,9 @@ class _Accumulated(Metric):
         self, function: Callable[..., Tensor], k: d.Cutoff, options: dict[str, Any], validate: bool,
         aggregation: Aggregation, **kwargs: Any,
     ) -> None:
+        unknown = sorted(set(kwargs) - MetricKwargs.__optional_keys__)
+        if unknown:  # (as Python says it, not as torchmetrics does)
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
         super().__init__(**kwargs)
         self.cutoffs, self._many = d.resolve_cutoffs(k)
         self._function = function
@@ -210,33 +242,51 @@ class _Accumulated(Metric):
         return {name if k is None else f"{name}@{k}": value for k, value in zip(self.cutoffs, results)}
 
 
-def _settle(owner: type, options: Mapping[str, Any]) -> tuple[dict[str, Any], bool, Aggregation, dict[str, Any]]:
-    """A metric class's keyword options, checked when the metric is built (not at the first
-    ``update``): the functional's definition options, ``validate``, ``aggregation``, and the rest
-    for :class:`torchmetrics.Metric`."""
-    settled = settle(owner.__name__, options, MetricClassOptions)
-    owner._function.metric.configure(settled)
-    check_threshold(settled["threshold"])
-    d.resolve_gain(settled["gain"])
-    d.resolve_discount(settled["discount"])
-    validate, aggregation = settled.pop("validate"), settled.pop("aggregation")
-    definition = {name: settled.pop(name) for name in Definition.__optional_keys__ if name in settled}
-    return definition, validate, aggregation, settled
+def _definition(owner: type, function: Callable[..., Tensor], given: Mapping[str, Any]) -> dict[str, Any]:
+    """The definition options of a metric class, checked when the metric is built (not at the first
+    ``update``): those ``function`` takes, and a refusal of one it has no use for. Only options
+    given other than their default are kept, so the function's own defaults apply."""
+    takes = inspect.signature(function).parameters
+    defaults = {"gain": DEFAULT_GAIN, "discount": DEFAULT_DISCOUNT, "threshold": None,
+                "ap_normaliser": DEFAULT_AP_NORMALISER, "adaptive_k": False, "empty": DEFAULT_EMPTY}  # fmt: skip
+    definition = {}
+    for name, value in given.items():
+        default = defaults[name]
+        if value is default or (isinstance(value, str) and value == default):
+            continue
+        if name not in takes:
+            raise ValueError(f"{function.__name__} takes no {name} option (it would have no effect)")
+        definition[name] = value
+    check_option("empty", given["empty"], EMPTY)
+    check_option("ap_normaliser", given["ap_normaliser"], AP_NORMALISERS)
+    check_flag("adaptive_k", given["adaptive_k"])
+    check_threshold(given["threshold"])
+    d.resolve_gain(given["gain"])
+    d.resolve_discount(given["discount"])
+    return definition
 
 
 class _ScoredMetric(_Accumulated):
     """Dense ``[..., N]`` batches (constant state) or flat rows with query ``indexes``."""
 
-    _function: ScoredMetric
+    _function: Callable[..., Tensor]
 
     def __init__(
         self,
         k: d.Cutoff = None,
         *,
-        ties: Ties = "average",
+        gain: d.Gain = DEFAULT_GAIN,
+        discount: d.Discount = DEFAULT_DISCOUNT,
+        threshold: float | None = None,
+        ap_normaliser: ApNormaliser = DEFAULT_AP_NORMALISER,
+        adaptive_k: bool = False,
+        empty: Empty = DEFAULT_EMPTY,
+        ties: Ties = DEFAULT_TIES,
         allow_unretrieved: bool = False,
         ignore_index: int | None = None,
-        **options: Unpack[MetricClassOptions],
+        validate: bool = True,
+        aggregation: Aggregation = DEFAULT_AGGREGATION,
+        **kwargs: Unpack[MetricKwargs],
     ) -> None:
         """Options as in :func:`torch_ndcg.ndcg`, plus torchmetrics' ``aggregation`` (``"mean"``
         with constant state; ``"median"``, ``"min"``, ``"max"`` or a callable ``f(values, dim=None)``
@@ -247,9 +297,12 @@ class _ScoredMetric(_Accumulated):
             raise TypeError(f"ignore_index must be an int or None, got {ignore_index!r}")
         self.ignore_index = ignore_index
         check_option("ties", ties, TIES)
-        definition, validate, aggregation, base = _settle(type(self), options)
+        definition = _definition(
+            type(self), type(self)._function, dict(gain=gain, discount=discount, threshold=threshold,
+            ap_normaliser=ap_normaliser, adaptive_k=adaptive_k, empty=empty),
+        )  # fmt: skip
         definition.update(ties=ties, allow_unretrieved=check_flag("allow_unretrieved", allow_unretrieved))
-        super().__init__(type(self)._function, k, definition, validate, aggregation, **base)
+        super().__init__(type(self)._function, k, definition, check_flag("validate", validate), aggregation, **kwargs)
         self.add_state("flat_scores", [], dist_reduce_fx="cat")
         self.add_state("flat_relevance", [], dist_reduce_fx="cat")
         self.add_state("flat_indexes", [], dist_reduce_fx="cat")
@@ -292,9 +345,10 @@ class _ScoredMetric(_Accumulated):
         # Inference mode skips autograd's bookkeeping on every small kernel: the values only
         # ever land in the states, in place, so none of the intermediates escapes.
         with torch.inference_mode():
+            weighted = {} if weights is None else {"weights": weights}  # (a metric without weights refuses them)
             values = self._function(
                 scores, relevance, self.cutoffs, mask=mask, reduction="none", validate=self.validate,
-                weights=weights, **self._options,
+                **weighted, **self._options,
             )
             self._accumulate(values, sample_weight)
 
@@ -346,14 +400,31 @@ class _ScoredMetric(_Accumulated):
 class _RankedMetric(_Accumulated):
     """Recommended lists ``ranked_ids [B, K]`` against ``target_ids [B, M]`` (constant state)."""
 
-    _function: RankedMetric
+    _function: Callable[..., Tensor]
 
-    def __init__(self, k: d.Cutoff = None, *, pad_id: int = -1, **options: Unpack[MetricClassOptions]) -> None:
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        pad_id: int = -1,
+        gain: d.Gain = DEFAULT_GAIN,
+        discount: d.Discount = DEFAULT_DISCOUNT,
+        threshold: float | None = None,
+        ap_normaliser: ApNormaliser = DEFAULT_AP_NORMALISER,
+        adaptive_k: bool = False,
+        empty: Empty = DEFAULT_EMPTY,
+        validate: bool = True,
+        aggregation: Aggregation = DEFAULT_AGGREGATION,
+        **kwargs: Unpack[MetricKwargs],
+    ) -> None:
         """Options as in :func:`torch_ndcg.ranked.ndcg`, and ``aggregation`` as in the scored
         classes; :class:`torchmetrics.Metric`'s own keyword arguments pass on to it."""
-        definition, validate, aggregation, base = _settle(type(self), options)
+        definition = _definition(
+            type(self), type(self)._function, dict(gain=gain, discount=discount, threshold=threshold,
+            ap_normaliser=ap_normaliser, adaptive_k=adaptive_k, empty=empty),
+        )  # fmt: skip
         definition["pad_id"] = check_pad_id(pad_id)
-        super().__init__(type(self)._function, k, definition, validate, aggregation, **base)
+        super().__init__(type(self)._function, k, definition, check_flag("validate", validate), aggregation, **kwargs)
 
     def update(
         self,
@@ -368,9 +439,10 @@ class _RankedMetric(_Accumulated):
         ``weights`` (of ``target_ids``' shape) and ``sample_weight`` (one per list) as in
         :func:`torch_ndcg.ranked.ndcg`."""
         with torch.inference_mode():  # as in the dense form: only the states keep anything
+            weighted = {} if weights is None else {"weights": weights}  # (a metric without weights refuses them)
             values = self._function(
                 ranked_ids, target_ids, target_relevance, self.cutoffs, reduction="none",
-                validate=self.validate, weights=weights, **self._options,
+                validate=self.validate, **weighted, **self._options,
             )
             self._accumulate(values, sample_weight)
 
@@ -501,11 +573,11 @@ class OrderedPairAccuracy(_Accumulated):
     def __init__(
         self,
         *,
-        ties: Ties = "worst",
-        empty: Empty = "zero",
+        ties: Ties = DEFAULT_PAIR_TIES,
+        empty: Empty = DEFAULT_EMPTY,
         validate: bool = True,
-        aggregation: Aggregation = "mean",
-        **kwargs: Any,
+        aggregation: Aggregation = DEFAULT_AGGREGATION,
+        **kwargs: Unpack[MetricKwargs],
     ) -> None:
         """Options as in :func:`torch_ndcg.ordered_pair_accuracy`; ``kwargs`` go to :class:`torchmetrics.Metric`."""
         check_option("ties", ties, TIES)

@@ -1,156 +1,68 @@
-"""The options the metrics share: their accepted values, their types, defaults and one documentation.
+"""Every option of the metrics and losses: its choices and its default, each stated once, and one
+documentation of every argument.
 
-The options every metric shares are declared once, as the typed keyword groups
-:class:`Definition` (what a metric measures: the metric classes take it at construction) and
-:class:`MetricOptions` (that, plus what one call reduces). The public functions take them as
-``**options: Unpack[MetricOptions]`` (PEP 692), so type checkers and IDEs check each name and
-type, and adding a shared option means editing one class, one default and one doc here.
-Every public metric's docstring takes its option list from :data:`OPTION_DOCS` (through
-:func:`describe`), so an option is explained once, and the same way everywhere.
+A choice option is a ``Literal`` type; its tuple of choices is derived from that type
+(``TIES = get_args(Ties)``) and its default is a named constant that every public signature uses
+(``ties: Ties = DEFAULT_TIES``), so adding a choice or changing a default is one edit here.
+Options are checked once, where a public function or class receives them; the layers below
+trust them. :func:`document` writes a public function's ``Args:`` section from its own
+signature and :data:`ARGUMENT_DOCS`, so each argument is explained once and every default shown
+is the one the signature has.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypedDict
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar, get_args
 
 from torch import Tensor
-
-from . import definitions as d
 
 Ties = Literal["average", "first", "worst", "best"]
 Empty = Literal["zero", "one", "skip", "error"]
 Reduction = Literal["mean", "sum", "none"]
 ApNormaliser = Literal["min_r_k", "r", "found"]
-
-TIES: tuple[str, ...] = ("average", "first", "worst", "best")
-EMPTY: tuple[str, ...] = ("zero", "one", "skip", "error")
-REDUCTIONS: tuple[str, ...] = ("mean", "sum", "none")
-AP_NORMALISERS: tuple[str, ...] = ("min_r_k", "r", "found")  # the first is the default
-Aggregation = Literal["mean", "median", "min", "max"] | Callable[..., Tensor]
-
-
-class Definition(TypedDict, total=False):
-    """What a metric measures; each option is explained in :data:`OPTION_DOCS`, its default is in
-    :data:`DEFAULTS`."""
-
-    gain: d.Gain
-    discount: d.Discount
-    threshold: float | None
-    ap_normaliser: ApNormaliser
-    adaptive_k: bool
-    empty: Empty
-    validate: bool
-
-
-class MetricOptions(Definition, total=False):
-    """The keyword options of every public metric function: the :class:`Definition`, the per-item
-    ``weights`` and how the per-query values are reduced."""
-
-    weights: Tensor | None
-    reduction: Reduction
-    sample_weight: Tensor | None
-
-
-class MetricClassOptions(Definition, total=False):
-    """The keyword options of the metric classes: the :class:`Definition`, ``aggregation``, and
-    :class:`torchmetrics.Metric`'s own keyword arguments (passed on to it)."""
-
-    aggregation: Aggregation
-    compute_on_cpu: bool
-    dist_sync_on_step: bool
-    process_group: Any
-    dist_sync_fn: Callable[..., Any] | None
-    distributed_available_fn: Callable[[], bool] | None
-    sync_on_compute: bool
-    compute_with_cache: bool
-
-
+# The standard ranking losses (ListNet, ListMLE, pairwise, LambdaLoss) are not 1 − NDCG, so their
+# ``empty`` speaks of the loss: "zero" counts an empty list as loss 0, "keep" evaluates the formula
+# on it anyway (what allRank does), "skip" and "error" as for the metrics.
 LossEmpty = Literal["skip", "zero", "keep", "error"]
 Impl = Literal["auto", "dense", "streaming", "triton"]
 NeuralImpl = Literal["auto", "dense", "streaming", "triton", "kernel"]
 PairImpl = Literal["auto", "dense", "streaming"]
+Weighting = Literal["ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none"]  # LambdaLoss's weighting schemes
+AggregationName = Literal["mean", "median", "min", "max"]
+Aggregation = AggregationName | Callable[..., Tensor]
+
+TIES: tuple[str, ...] = get_args(Ties)
+EMPTY: tuple[str, ...] = get_args(Empty)
+REDUCTIONS: tuple[str, ...] = get_args(Reduction)
+AP_NORMALISERS: tuple[str, ...] = get_args(ApNormaliser)
+LOSS_EMPTY: tuple[str, ...] = get_args(LossEmpty)
+IMPLS: tuple[str, ...] = get_args(Impl)
+NEURAL_IMPLS: tuple[str, ...] = get_args(NeuralImpl)
+PAIR_IMPLS: tuple[str, ...] = get_args(PairImpl)
+WEIGHTINGS: tuple[str, ...] = get_args(Weighting)
+AGGREGATIONS: tuple[str, ...] = get_args(AggregationName)
+
+DEFAULT_GAIN: Literal["linear"] = "linear"
+DEFAULT_DISCOUNT: Literal["log2"] = "log2"
+DEFAULT_TIES: Ties = "average"
+DEFAULT_EMPTY: Empty = "zero"
+DEFAULT_REDUCTION: Reduction = "mean"
+DEFAULT_AP_NORMALISER: ApNormaliser = "min_r_k"
+DEFAULT_AGGREGATION: AggregationName = "mean"
+DEFAULT_LOSS_EMPTY: LossEmpty = "skip"
+DEFAULT_IMPL: Literal["auto"] = "auto"
+DEFAULT_WEIGHTING: Weighting = "ndcg_loss2pp"
+# Ordered-pair accuracy counts a tied pair as wrongly ordered, as rax does.
+DEFAULT_PAIR_TIES: Ties = "worst"
 
 
-class NDCGLossOptions(TypedDict, total=False):
-    """The keyword options of the smooth NDCG losses and LambdaLoss: the metric's ``gain``,
-    ``discount``, ``empty`` and ``reduction``, and ``validate``
-    (defaults in :data:`LOSS_DEFAULTS`)."""
-
-    gain: d.Gain
-    discount: d.Discount
-    empty: Empty
-    reduction: Reduction
-    validate: bool
-
-
-class ListLossOptions(TypedDict, total=False):
-    """The keyword options every standard ranking loss shares (defaults in :data:`LOSS_DEFAULTS`)."""
-
-    empty: LossEmpty
-    reduction: Reduction
-    validate: bool
-
-
-class GainLossOptions(ListLossOptions, total=False):
-    """A standard loss whose target is built from the labels' gains (ListNet, softmax cross-entropy)."""
-
-    gain: d.Gain
-
-
-class PairLossOptions(ListLossOptions, total=False):
-    """A pairwise loss, dense or streamed over blocks of pairs."""
-
-    impl: PairImpl
-
-
-class LambdaLossOptions(PairLossOptions, GainLossOptions, total=False):
-    """LambdaLoss: a pairwise loss weighted by the metric's gains and discounts."""
-
-    discount: d.Discount
-
-
-DEFAULTS: dict[str, Any] = {
-    "gain": "linear",
-    "discount": "log2",
-    "threshold": None,
-    "ap_normaliser": AP_NORMALISERS[0],
-    "adaptive_k": False,
-    "empty": "zero",
-    "validate": True,
-    "weights": None,
-    "reduction": "mean",
-    "sample_weight": None,
-    "aggregation": "mean",
-}
-
-
-LOSS_DEFAULTS: dict[str, Any] = {
-    "gain": "linear",
-    "discount": "log2",
-    "empty": "skip",
-    "reduction": "mean",
-    "impl": "auto",
-    "validate": True,
-}
-
-
-def settle(owner: str, given: Mapping[str, Any], accepted: type, defaults: Mapping[str, Any] = DEFAULTS) -> dict[str, Any]:
-    """``given`` keyword options checked against the typed group ``accepted``, defaults filled in.
-
-    A name outside the group is a ``TypeError``, as Python raises for an unknown keyword argument.
-    Options without a default here (torchmetrics' own) are kept only when given.
-    """
-    names = accepted.__optional_keys__ | accepted.__required_keys__  # type: ignore[attr-defined]
-    unknown = sorted(set(given) - names)
-    if unknown:
-        raise TypeError(f"{owner}() got an unexpected keyword argument {unknown[0]!r}")
-    return {name: given[name] if name in given else defaults[name] for name in names if name in given or name in defaults}
-
-OPTION_DOCS: dict[str, str] = {
+ARGUMENT_DOCS: dict[str, str] = {
     "scores": "``[..., N]`` model scores, higher ranks first (integer scores rank as exact float64 "
     "values); with ``indexes``, flat ``[T]`` scores of every item.",
-    "relevance": "labels ≥ 0 (bool, int or float) of the scores' shape.",
+    "relevance": "labels ≥ 0 (bool, int or float) of the scores' shape (for ``idcg``: ``[..., N]``).",
     "k": "cutoff: ``None`` or a value above the list's length means the whole list; a sequence "
     "such as ``(1, 5, 10)`` adds a trailing dimension with one value per cutoff.",
     "indexes": "``[T]`` integer query id of every item (the flat layout of torchmetrics' retrieval "
@@ -185,7 +97,7 @@ OPTION_DOCS: dict[str, str] = {
     "allow_unretrieved": "``True``: a ``-inf`` score marks an item that was not retrieved (rax's "
     "convention): it is never ranked and gains nothing, but still counts in the ideal DCG and in R "
     "(recall, AP), and not in the list's length (precision with ``k=None`` or ``adaptive_k``). "
-    "``False`` (default): ``-inf`` is refused like NaN; padding belongs in ``mask``.",
+    "``False``: ``-inf`` is refused like NaN; padding belongs in ``mask``.",
     "validate": "check values (NaN scores, negative labels, exp2 overflow); ``False`` skips those "
     "checks, so on CUDA nothing waits for the device (for compiled or graph-captured code). "
     "Results on valid input are the same either way.",
@@ -197,18 +109,60 @@ OPTION_DOCS: dict[str, str] = {
     "pad_id": "the id that marks padding in both id tensors.",
 }
 
+F = TypeVar("F", bound=Callable[..., Any])
 
-def describe(names: tuple[str, ...], *, indent: str = "    ") -> str:
-    """The ``Args:`` section of a docstring for the options ``names``, from :data:`OPTION_DOCS`
-    and :data:`DEFAULTS`."""
+
+def describe(function: Callable[..., Any], *, indent: str = "    ") -> str:
+    """The ``Args:`` section of ``function``'s docstring: each parameter's documentation from
+    :data:`ARGUMENT_DOCS` and its default from the signature."""
     lines = ["Args:"]
-    for name in names:
-        default = f" Default: ``{DEFAULTS[name]!r}``." if name in DEFAULTS else ""
-        lines.append(f"{indent}{name}: {OPTION_DOCS[name]}{default}")
+    for name, parameter in inspect.signature(function).parameters.items():
+        default = "" if parameter.default is parameter.empty else f" Default: ``{parameter.default!r}``."
+        lines.append(f"{indent}{name}: {ARGUMENT_DOCS[name]}{default}")
     return "\n".join(lines)
 
 
-def metric_doc(summary: str, names: tuple[str, ...], returns: str, example: str) -> str:
-    """A public metric's docstring: its summary and formula, the options ``names``, what it returns,
-    and a runnable example (indented doctest lines)."""
-    return "\n\n".join([summary, describe(names), f"Returns:\n    {returns}", f"Example:\n{example}"])
+def document(returns: str) -> Callable[[F], F]:
+    """Complete a public metric's docstring (summary, formula, then ``Example:``) with its
+    ``Args:`` section (:func:`describe`) and ``returns``, placed before the example."""
+
+    def complete(function: F) -> F:
+        doc = inspect.cleandoc(function.__doc__ or "")
+        summary, example = doc.split("\nExample:\n", 1)
+        sections = [summary.rstrip(), describe(function), f"Returns:\n    {returns}", f"Example:\n{example}"]
+        function.__doc__ = "\n\n".join(sections)
+        return function
+
+    return complete
+
+
+def moved(module: str, names: dict[str, tuple[str, Callable[[], object]]]) -> Callable[[str], object]:
+    """A module ``__getattr__`` that still answers the old ``names`` (``old: (new, value)``), with a
+    ``DeprecationWarning`` that says where each now lives; they go in the next release."""
+
+    def __getattr__(name: str) -> object:
+        if name in names:
+            new, value = names[name]
+            warnings.warn(f"{module}.{name} is deprecated; use {new}", DeprecationWarning, stacklevel=2)
+            return value()
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+__getattr__ = moved(
+    __name__,
+    {
+        "OPTION_DOCS": ("torch_ndcg.options.ARGUMENT_DOCS", lambda: ARGUMENT_DOCS),
+        "DEFAULTS": ("the DEFAULT_* constants of torch_ndcg.options, or inspect.signature(tn.ndcg)", lambda: {
+            "gain": DEFAULT_GAIN, "discount": DEFAULT_DISCOUNT, "threshold": None,
+            "ap_normaliser": DEFAULT_AP_NORMALISER, "adaptive_k": False, "empty": DEFAULT_EMPTY, "validate": True,
+            "weights": None, "reduction": DEFAULT_REDUCTION, "sample_weight": None,
+            "aggregation": DEFAULT_AGGREGATION,
+        }),
+        "LOSS_DEFAULTS": ("the DEFAULT_* constants of torch_ndcg.options, or inspect.signature(tn.neural_ndcg)", lambda: {
+            "gain": DEFAULT_GAIN, "discount": DEFAULT_DISCOUNT, "empty": DEFAULT_LOSS_EMPTY,
+            "reduction": DEFAULT_REDUCTION, "impl": DEFAULT_IMPL, "validate": True,
+        }),
+    },
+)  # fmt: skip

@@ -7,26 +7,60 @@ from torch import Tensor
 
 from . import dense, flat
 from .aggregation import apply_empty, reduce_queries
-from .options import EMPTY, REDUCTIONS, TIES, Empty, Reduction, Ties, metric_doc
-from .validation import check_option
+from .options import (
+    DEFAULT_EMPTY,
+    DEFAULT_PAIR_TIES,
+    DEFAULT_REDUCTION,
+    EMPTY,
+    REDUCTIONS,
+    TIES,
+    Empty,
+    Reduction,
+    Ties,
+    document,
+)
+from .validation import check_flag, check_option, names_arguments
 
 
+@names_arguments
+@document(
+    "float32 tensor (float64 if an input is float64): a scalar, or ``[...]`` per query with "
+    "``reduction=\"none\"``."
+)
 def ordered_pair_accuracy(
     scores: Tensor,
     relevance: Tensor,
     *,
     indexes: Tensor | None = None,
     mask: Tensor | None = None,
-    ties: Ties = "worst",
-    empty: Empty = "zero",
-    reduction: Reduction = "mean",
+    ties: Ties = DEFAULT_PAIR_TIES,
+    empty: Empty = DEFAULT_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
     sample_weight: Tensor | None = None,
     validate: bool = True,
 ) -> Tensor:
-    """Ordered-pair accuracy; the docstring below is assembled from :mod:`torch_ndcg.options`."""
+    r"""Ordered-pair accuracy (rax's ``opa_metric``): over the pairs of one list with
+    :math:`rel_i > rel_j`, the share that the scores order the same way.
+
+    .. math:: \mathrm{OPA} = \frac{\sum_{i,j} [rel_i > rel_j]\,[s_i > s_j]}{\sum_{i,j} [rel_i > rel_j]}
+
+    There is no cutoff. A pair of tied scores counts as ordered wrongly by default (``ties="worst"``,
+    rax's semantics); ``"best"`` counts it right, ``"average"`` half right (the expectation over both
+    orders), ``"first"`` right when the more relevant item comes first in the input. A list without
+    a pair of different labels is what ``empty`` decides (rax gives it 0, as ``empty="zero"``).
+    Each list costs ``[N, N]`` memory: every pair is compared at once.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ordered_pair_accuracy(torch.tensor([0.9, 0.8, 0.8]), torch.tensor([0, 1, 2]))
+        tensor(0.)
+        >>> tn.ordered_pair_accuracy(torch.tensor([0.9, 0.8, 0.8]), torch.tensor([0, 1, 2]), ties="average")
+        tensor(0.1667)
+    """
     check_option("ties", ties, TIES)
     check_option("empty", empty, EMPTY)
     check_option("reduction", reduction, REDUCTIONS)
+    check_flag("validate", validate)
     if indexes is not None:
         scores, relevance, indexes, _ = flat.select(scores, relevance, indexes, mask)
         scores, relevance, mask, _ = flat.as_rows(scores, relevance, indexes, always=True)
@@ -46,24 +80,3 @@ def ordered_pair_accuracy(
     values = apply_empty((right / count).unsqueeze(-1), (count == 0).unsqueeze(-1), empty)
     return reduce_queries(values, False, reduction, sample_weight, validate)
 
-
-ordered_pair_accuracy.__doc__ = metric_doc(
-    r"""Ordered-pair accuracy (rax's ``opa_metric``): over the pairs of one list with
-:math:`rel_i > rel_j`, the share that the scores order the same way.
-
-.. math:: \mathrm{OPA} = \frac{\sum_{i,j} [rel_i > rel_j]\,[s_i > s_j]}{\sum_{i,j} [rel_i > rel_j]}
-
-There is no cutoff. A pair of tied scores counts as ordered wrongly by default (``ties="worst"``,
-rax's semantics); ``"best"`` counts it right, ``"average"`` half right (the expectation over both
-orders), ``"first"`` right when the more relevant item comes first in the input. A list without
-a pair of different labels is what ``empty`` decides (rax gives it 0, as ``empty="zero"``).
-Each list costs ``[N, N]`` memory: every pair is compared at once.""",
-    ("scores", "relevance", "indexes", "mask", "ties", "empty", "reduction", "sample_weight", "validate"),
-    "float32 tensor (float64 if an input is float64): a scalar, or ``[...]`` per query with "
-    "``reduction=\"none\"``.",
-    """    >>> import torch, torch_ndcg as tn
-    >>> tn.ordered_pair_accuracy(torch.tensor([0.9, 0.8, 0.8]), torch.tensor([0, 1, 2]))
-    tensor(0.)
-    >>> tn.ordered_pair_accuracy(torch.tensor([0.9, 0.8, 0.8]), torch.tensor([0, 1, 2]), ties="average")
-    tensor(0.1667)""",
-)

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Unpack
 
 import numpy as np
 import torch
@@ -40,11 +39,24 @@ from torch import Tensor
 from . import definitions as d
 from . import engine
 from .aggregation import reduce_queries
-from .engine import Cutoffs, sum_to_cutoffs
-from .options import REDUCTIONS, MetricOptions, settle
+from .definitions import Cutoffs, sum_to_cutoffs
+from .options import (
+    DEFAULT_AP_NORMALISER,
+    DEFAULT_DISCOUNT,
+    DEFAULT_EMPTY,
+    DEFAULT_GAIN,
+    DEFAULT_REDUCTION,
+    EMPTY,
+    REDUCTIONS,
+    ApNormaliser,
+    Empty,
+    Reduction,
+    document,
+)
 from .ordering import top_values
 from .rank_statistics import RankStatistics
 from .validation import (
+    check_flag,
     check_gain_values,
     check_ids,
     check_list_length,
@@ -55,6 +67,7 @@ from .validation import (
     check_threshold,
     check_weighted_gains,
     check_weights,
+    names_arguments,
 )
 
 __all__ = ["average_precision", "dcg", "from_lists", "hit_rate", "mrr", "ndcg", "precision", "recall"]
@@ -210,103 +223,254 @@ def prepare_ranked(
 
 
 
-class RankedMetric(engine.MetricFunction):
-    """A ranking metric of recommended id lists against their ground truth (see the module notes).
-
-    Instances are the public functions ``torch_ndcg.ranked.ndcg`` and friends; each metric's
-    own docstring gives its formula.
-    """
-
-    module = __name__
-    leading = ("ranked_ids", "target_ids", "target_relevance", "k", "pad_id")
-    returns = "float32 tensor (float64 if ``target_relevance`` is float64)."
-
-    def __call__(
-        self,
-        ranked_ids: Tensor,
-        target_ids: Tensor,
-        target_relevance: Tensor | None = None,
-        k: d.Cutoff = None,
-        *,
-        pad_id: int = -1,
-        **options: Unpack[MetricOptions],
-    ) -> Tensor:
-        settled = settle(self.__name__, options, MetricOptions)
-        metric = self.metric.configure(settled)
-        check_option("reduction", settled["reduction"], REDUCTIONS)
-        cutoffs, many = d.resolve_cutoffs(k)
-        validate = settled["validate"]
-        lists = prepare_ranked(
-            ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain=settled["gain"], validate=validate,
-            weights=settled["weights"], threshold=check_threshold(settled["threshold"]),
-        )
-        values = engine.evaluate(metric, lists, cutoffs, discount=settled["discount"], empty=settled["empty"])
-        values = values.reshape(*lists.batch_shape, values.shape[-1])
-        return reduce_queries(values, many, settled["reduction"], settled["sample_weight"], validate)
+RETURNS = "float32 tensor (float64 if ``target_relevance`` is float64)."
 
 
-_IDS = "torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]])"
+def _evaluate(
+    metric: engine.Metric,
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None,
+    k: d.Cutoff,
+    *,
+    pad_id: int,
+    reduction: str,
+    sample_weight: Tensor | None,
+    validate: bool,
+    gain: d.Gain = DEFAULT_GAIN,
+    discount: d.Discount = DEFAULT_DISCOUNT,
+    weights: Tensor | None = None,
+    empty: str = DEFAULT_EMPTY,
+    threshold: float | None = None,
+    ap_normaliser: str = DEFAULT_AP_NORMALISER,
+    adaptive_k: bool = False,
+) -> Tensor:
+    """``metric`` of recommended lists: the options checked here, once, and trusted below."""
+    check_option("reduction", reduction, REDUCTIONS)
+    check_option("empty", empty, EMPTY)
+    check_flag("validate", validate)
+    if threshold is not None:
+        threshold = check_threshold(threshold)
+    if ap_normaliser is not DEFAULT_AP_NORMALISER or adaptive_k is not False:
+        metric = metric.configured(ap_normaliser=ap_normaliser, adaptive_k=adaptive_k)
+    cutoffs, many = d.resolve_cutoffs(k)
+    lists = prepare_ranked(
+        ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain=gain, validate=validate, weights=weights,
+        threshold=threshold,
+    )
+    values = engine.evaluate(metric, lists, cutoffs, discount=discount, empty=empty)
+    values = values.reshape(*lists.batch_shape, values.shape[-1])
+    return reduce_queries(values, many, reduction, sample_weight, validate)
 
-ndcg = RankedMetric(
-    engine.NDCG,
+
+
+@names_arguments
+@document(RETURNS)
+def ndcg(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    gain: d.Gain = DEFAULT_GAIN,
+    discount: d.Discount = DEFAULT_DISCOUNT,
+    weights: Tensor | None = None,
+    empty: Empty = DEFAULT_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    sample_weight: Tensor | None = None,
+    validate: bool = True,
+) -> Tensor:
     r"""NDCG@k of recommended lists against their ground truth.
 
-.. math::
-    \mathrm{NDCG@k} = \frac{\sum_{i=1}^{k} \mathrm{gain}(rel(id_i))\,\mathrm{discount}(i)}
-                           {\sum_{i=1}^{\min(k, M)} \mathrm{gain}(rel^{*}_{(i)})\,\mathrm{discount}(i)}
+    .. math::
+        \mathrm{NDCG@k} = \frac{\sum_{i=1}^{k} \mathrm{gain}(rel(id_i))\,\mathrm{discount}(i)}
+                               {\sum_{i=1}^{\min(k, M)} \mathrm{gain}(rel^{*}_{(i)})\,\mathrm{discount}(i)}
 
-where :math:`rel(id)` is the id's relevance in the truth (0 if absent) and :math:`rel^{*}_{(i)}`
-the truth's labels in decreasing order.""",
-    f"""    >>> import torch, torch_ndcg as tn
-    >>> tn.ranked.ndcg({_IDS}, k=5)
-    tensor(0.6509)""",
-)
-dcg = RankedMetric(
-    engine.DCG,
-    r"""DCG@k of recommended lists: :math:`\sum_{i=1}^{k} \mathrm{gain}(rel(id_i))\,\mathrm{discount}(i)`.""",
-    f"""    >>> import torch, torch_ndcg as tn
-    >>> tn.ranked.dcg({_IDS})
-    tensor(1.0616)""",
-)
-mrr = RankedMetric(
-    engine.MRR,
-    """Reciprocal rank of the first relevant recommended id (relevance > 0) within the top ``k`` (0 if none).""",
-    f"""    >>> import torch, torch_ndcg as tn
-    >>> tn.ranked.mrr({_IDS})
-    tensor(0.5000)""",
-)
-precision = RankedMetric(
-    engine.PRECISION,
-    """Precision@k: relevant ids among the top ``k``, divided by ``k`` (``k=None``: the list's length).""",
-    f"""    >>> import torch, torch_ndcg as tn
-    >>> tn.ranked.precision({_IDS}, k=2)
-    tensor(0.5000)""",
-)
-recall = RankedMetric(
-    engine.RECALL,
-    """Recall@k: relevant ids among the top ``k``, divided by all relevant targets R.""",
-    f"""    >>> import torch, torch_ndcg as tn
-    >>> tn.ranked.recall({_IDS}, k=2)
-    tensor(0.5000)""",
-)
-hit_rate = RankedMetric(
-    engine.HIT_RATE,
-    """HitRate@k: 1 if any of the top ``k`` ids is relevant, else 0.""",
-    f"""    >>> import torch, torch_ndcg as tn
-    >>> tn.ranked.hit_rate({_IDS}, k=1)
-    tensor(0.)""",
-)
-average_precision = RankedMetric(
-    engine.AVERAGE_PRECISION,
+    where :math:`rel(id)` is the id's relevance in the truth (0 if absent) and :math:`rel^{*}_{(i)}`
+    the truth's labels in decreasing order.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked.ndcg(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]), k=5)
+        tensor(0.6509)
+    """
+    return _evaluate(
+        engine.NDCG, ranked_ids, target_ids, target_relevance, k, pad_id=pad_id, gain=gain, discount=discount, weights=weights, empty=empty, reduction=reduction,
+        sample_weight=sample_weight, validate=validate,
+    )
+
+
+@names_arguments
+@document(RETURNS)
+def dcg(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    gain: d.Gain = DEFAULT_GAIN,
+    discount: d.Discount = DEFAULT_DISCOUNT,
+    weights: Tensor | None = None,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    sample_weight: Tensor | None = None,
+    validate: bool = True,
+) -> Tensor:
+    r"""DCG@k of recommended lists: :math:`\sum_{i=1}^{k} \mathrm{gain}(rel(id_i))\,\mathrm{discount}(i)`.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked.dcg(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]))
+        tensor(1.0616)
+    """
+    return _evaluate(
+        engine.DCG, ranked_ids, target_ids, target_relevance, k, pad_id=pad_id, gain=gain, discount=discount, weights=weights, reduction=reduction,
+        sample_weight=sample_weight, validate=validate,
+    )
+
+
+@names_arguments
+@document(RETURNS)
+def mrr(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    threshold: float | None = None,
+    empty: Empty = DEFAULT_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    sample_weight: Tensor | None = None,
+    validate: bool = True,
+) -> Tensor:
+    r"""Reciprocal rank of the first relevant recommended id (relevance > 0) within the top ``k`` (0 if none).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked.mrr(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]))
+        tensor(0.5000)
+    """
+    return _evaluate(
+        engine.MRR, ranked_ids, target_ids, target_relevance, k, pad_id=pad_id, threshold=threshold, empty=empty, reduction=reduction,
+        sample_weight=sample_weight, validate=validate,
+    )
+
+
+@names_arguments
+@document(RETURNS)
+def precision(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    threshold: float | None = None,
+    adaptive_k: bool = False,
+    empty: Empty = DEFAULT_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    sample_weight: Tensor | None = None,
+    validate: bool = True,
+) -> Tensor:
+    r"""Precision@k: relevant ids among the top ``k``, divided by ``k`` (``k=None``: the list's length).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked.precision(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]), k=2)
+        tensor(0.5000)
+    """
+    return _evaluate(
+        engine.PRECISION, ranked_ids, target_ids, target_relevance, k, pad_id=pad_id, threshold=threshold, adaptive_k=adaptive_k, empty=empty, reduction=reduction,
+        sample_weight=sample_weight, validate=validate,
+    )
+
+
+@names_arguments
+@document(RETURNS)
+def recall(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    threshold: float | None = None,
+    empty: Empty = DEFAULT_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    sample_weight: Tensor | None = None,
+    validate: bool = True,
+) -> Tensor:
+    r"""Recall@k: relevant ids among the top ``k``, divided by all relevant targets R.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked.recall(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]), k=2)
+        tensor(0.5000)
+    """
+    return _evaluate(
+        engine.RECALL, ranked_ids, target_ids, target_relevance, k, pad_id=pad_id, threshold=threshold, empty=empty, reduction=reduction,
+        sample_weight=sample_weight, validate=validate,
+    )
+
+
+@names_arguments
+@document(RETURNS)
+def hit_rate(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    threshold: float | None = None,
+    empty: Empty = DEFAULT_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    sample_weight: Tensor | None = None,
+    validate: bool = True,
+) -> Tensor:
+    r"""HitRate@k: 1 if any of the top ``k`` ids is relevant, else 0.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked.hit_rate(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]), k=1)
+        tensor(0.)
+    """
+    return _evaluate(
+        engine.HIT_RATE, ranked_ids, target_ids, target_relevance, k, pad_id=pad_id, threshold=threshold, empty=empty, reduction=reduction,
+        sample_weight=sample_weight, validate=validate,
+    )
+
+
+@names_arguments
+@document(RETURNS)
+def average_precision(
+    ranked_ids: Tensor,
+    target_ids: Tensor,
+    target_relevance: Tensor | None = None,
+    k: d.Cutoff = None,
+    *,
+    pad_id: int = -1,
+    threshold: float | None = None,
+    ap_normaliser: ApNormaliser = DEFAULT_AP_NORMALISER,
+    empty: Empty = DEFAULT_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    sample_weight: Tensor | None = None,
+    validate: bool = True,
+) -> Tensor:
     r"""AP@k: :math:`\frac{1}{\min(R, k)} \sum_{i=1}^{k} [id_i\ \text{relevant}]\,\mathrm{P@i}`;
-with ``k=None`` the normaliser is R, all relevant targets (trec_eval's AP of the list).""",
-    f"""    >>> import torch, torch_ndcg as tn
-    >>> tn.ranked.average_precision({_IDS})
-    tensor(0.5000)""",
-)
+    with ``k=None`` the normaliser is R, all relevant targets (trec_eval's AP of the list).
 
-# The metrics are callable objects, which doctest does not collect by itself.
-__test__ = {name: globals()[name].__doc__ for name in __all__ if name != "from_lists"}
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.ranked.average_precision(torch.tensor([[6, 3, 8, 4, 5]]), torch.tensor([[3, 4]]))
+        tensor(0.5000)
+    """
+    return _evaluate(
+        engine.AVERAGE_PRECISION, ranked_ids, target_ids, target_relevance, k, pad_id=pad_id, threshold=threshold, ap_normaliser=ap_normaliser, empty=empty, reduction=reduction,
+        sample_weight=sample_weight, validate=validate,
+    )
 
 
 def from_lists(

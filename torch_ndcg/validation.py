@@ -7,13 +7,44 @@ therefore synchronise; callers run them only when ``validate=True``.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import ParamSpec, TypeVar
 
 import torch
 from torch import Tensor
 
-from .options import EMPTY, REDUCTIONS, TIES  # noqa: F401  (the losses check these choices here too)
+from . import options
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+# Other libraries' names for the first two arguments (torchmetrics: preds, target).
+_FOREIGN_NAMES = ("preds", "target", "input", "targets", "labels", "y_pred", "y_true")
+
+
+def names_arguments(function: Callable[P, R]) -> Callable[P, R]:
+    """``function`` unchanged, except that a call with another library's name for its first two
+    arguments (torchmetrics' ``preds=``/``target=``) is a ``TypeError`` that says which names
+    ``function`` takes instead, rather than Python's bare "unexpected keyword argument"."""
+    accepted = inspect.signature(function).parameters
+    first, second = list(accepted)[:2]
+    foreign = frozenset(_FOREIGN_NAMES) - set(accepted)
+    name = function.__name__
+
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        if kwargs and not foreign.isdisjoint(kwargs):
+            given = next(key for key in kwargs if key in foreign)
+            raise TypeError(
+                f"{name}() got an unexpected keyword argument {given!r}: {name} takes {first} and {second} "
+                f"(torchmetrics' preds and target), e.g. {name}({first}, {second}, k=10)"
+            )
+        return function(*args, **kwargs)
+
+    return call
 
 
 def check_option(name: str, value: object, choices: Iterable[str]) -> str:
@@ -199,3 +230,8 @@ def check_weighted_gains(gains: Tensor, mask: Tensor | None) -> None:
         raise ValueError(
             "weights times the gains overflow a list's DCG; use smaller weights or float64 inputs"
         )
+
+
+__getattr__ = options.moved(
+    __name__, {name: (f"torch_ndcg.options.{name}", lambda name=name: getattr(options, name)) for name in ("TIES", "EMPTY", "REDUCTIONS")}
+)

@@ -18,3 +18,6 @@ def test_quick_run_prints_the_table_and_every_case_reports_the_same_value(capsys
     values = {re.split(r"\s+", row.strip())[-1] for row in rows}
     assert len(values) == 1  # dense, flat and torchmetrics give the same NDCG@10
     assert "n=10: 16 B" in out and "n=20: 16 B" in out  # dense state does not grow
+    assert "bar, tie-heavy loop vs torchmetrics" in out
+    tie_values = {line.split("value ")[1] for line in out.splitlines() if "µs per batch" in line}
+    assert len(tie_values) == 1  # ours and torchmetrics agree on the tie-heavy batches

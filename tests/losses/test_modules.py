@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import torch_ndcg as tn
 
@@ -22,7 +26,7 @@ def test_module_equals_function(module, function, options):
     mask = torch.rand(4, 7) > 0.2
     criterion = module(**options)
     assert isinstance(criterion, torch.nn.Module) and not list(criterion.parameters())
-    assert torch.equal(criterion(scores, relevance, mask), function(scores, relevance, mask=mask, **options))
+    assert torch.equal(criterion(scores, relevance, mask=mask), function(scores, relevance, mask=mask, **options))
     assert all(f"{key}={value!r}" in repr(criterion) for key, value in options.items())
 
 
@@ -56,7 +60,7 @@ def test_uncut_module_equals_function(module, function, options):
     relevance = torch.randint(0, 3, (4, 7))
     mask = torch.rand(4, 7) > 0.2
     criterion = module(**options)
-    assert torch.equal(criterion(scores, relevance, mask), function(scores, relevance, mask=mask, **options))
+    assert torch.equal(criterion(scores, relevance, mask=mask), function(scores, relevance, mask=mask, **options))
     key, value = next(iter(options.items()))
     assert f"{key}={value!r}" in repr(criterion) and "k=" not in repr(criterion)
     with pytest.raises(TypeError):
@@ -79,3 +83,75 @@ def test_uncut_module_equals_function(module, function, options):
 def test_bad_option_values_fail_at_construction(module, options, name):
     with pytest.raises(ValueError, match=name):
         module(**options)
+
+
+def test_mask_is_a_keyword_of_forward():
+    criterion = tn.ApproxNDCGLoss(k=3)
+    scores, relevance, mask = torch.randn(2, 5), torch.randint(0, 3, (2, 5)), torch.ones(2, 5, dtype=torch.bool)
+    assert inspect.signature(criterion.forward).parameters["mask"].kind is inspect.Parameter.KEYWORD_ONLY
+    with pytest.raises(TypeError, match="positional"):
+        criterion(scores, relevance, mask)
+
+
+MODULES = {
+    tn.NeuralNDCGLoss: tn.neural_ndcg_loss,
+    tn.ApproxNDCGLoss: tn.approx_ndcg_loss,
+    tn.LambdaLoss: tn.lambda_loss,
+    tn.ListNetLoss: tn.listnet_loss,
+    tn.SoftmaxLoss: tn.softmax_loss,
+    tn.ListMLELoss: tn.listmle_loss,
+    tn.RankNetLoss: tn.ranknet_loss,
+    tn.PairwiseHingeLoss: tn.pairwise_hinge_loss,
+}
+_NOT_POSITIVE = st.sampled_from([0, -1, -0.5, float("nan"), float("-inf"), True, "1", None])
+_NOT_A_FLAG = st.sampled_from([1, 0, "yes", None, 1.0])
+_NOT_A_CHOICE = st.sampled_from(["", "Mean", "avg", "gpu", "kernel ", 1, None, ("mean",)])
+# For every option any loss takes: values it must refuse.
+BAD_VALUES = {
+    "k": st.sampled_from([0, -3, (1, 2), [5, 10], 2.5, "10", True]),
+    "gain": st.sampled_from(["exp", "Linear", 2, None]),
+    "discount": st.sampled_from(["log", "log10", 1, None]),
+    "empty": _NOT_A_CHOICE,
+    "reduction": _NOT_A_CHOICE,
+    "impl": _NOT_A_CHOICE,
+    "weighting": _NOT_A_CHOICE,
+    "validate": _NOT_A_FLAG,
+    "transposed": _NOT_A_FLAG,
+    "stochastic": _NOT_A_FLAG,
+    "log_scores": _NOT_A_FLAG,
+    "temperature": _NOT_POSITIVE,
+    "beta": _NOT_POSITIVE,
+    "sigma": _NOT_POSITIVE,
+    "margin": _NOT_POSITIVE,
+    "sinkhorn_iters": st.sampled_from([0, -1, 2.5, True, "5", None]),
+    "samples": st.sampled_from([0, -1, 2.5, True, "5", None]),
+    "mu": st.sampled_from([-1, -0.1, float("nan"), True, "1", None]),
+    "tol": st.sampled_from([0, -1e-6, float("nan"), True, "1e-6"]),
+    "generator": st.sampled_from([0, "seed", torch.zeros(1)]),
+}
+
+
+def _options(module) -> list[str]:
+    return [name for name, p in inspect.signature(module).parameters.items() if p.default is not p.empty]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_every_module_refuses_every_bad_option_value_at_construction_as_its_function_does(data):
+    module = data.draw(st.sampled_from(list(MODULES)), label="module")
+    option = data.draw(st.sampled_from(_options(module)), label="option")
+    value = data.draw(BAD_VALUES[option], label="value")
+    with pytest.raises((ValueError, TypeError), match=option) as refused:
+        module(**{option: value})
+    scores, relevance = torch.randn(2, 4, requires_grad=True), torch.randint(0, 3, (2, 4))
+    with pytest.raises(type(refused.value), match=option):
+        MODULES[module](scores, relevance, **{option: value})
+
+
+def test_every_module_takes_exactly_its_functions_options():
+    for module, function in MODULES.items():
+        ours = inspect.signature(module).parameters
+        theirs = inspect.signature(function).parameters
+        assert set(ours) == set(theirs) - {"scores", "relevance", "mask"}, module.__name__
+        for name, parameter in ours.items():
+            assert parameter.default is theirs[name].default, (module.__name__, name)

@@ -266,7 +266,7 @@ def loss(name: str) -> Callable[[st.DataObject], Case]:
             # The stochastic variant samples noise: both calls of a case must draw the same.
             seeded = {"generator": torch.Generator().manual_seed(0)} if options.get("stochastic") is True else {}
             if as_module:
-                return module(*k, validate=validate, **options, **seeded)(scores, relevance, mask)
+                return module(*k, validate=validate, **options, **seeded)(scores, relevance, mask=mask)
             return fn(scores, relevance, *k, mask=mask, validate=validate, **options, **seeded)
 
         return Case(

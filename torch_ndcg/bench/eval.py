@@ -28,6 +28,10 @@ compares each reference value with ours on the very queries the reference ran on
 passes), so the table also shows that the numbers agree. On CUDA the two torch_ndcg forms are
 timed on the GPU as well, with the bytes of scores and labels (and indexes for the flat layout)
 read once divided by the time, as a fraction of ``--bandwidth-gbs`` (3,350 GB/s: H100 SXM).
+
+Last, the cost of one default call: ``tn.ndcg(scores, labels, 10)`` on one 64 × 100 batch with
+one thread, against the same call with ``validate=False`` and against a six-line ``topk`` NDCG@10
+that ignores ties and checks nothing (a lower bound on what any call costs), interleaved.
 """
 
 from __future__ import annotations
@@ -243,6 +247,44 @@ def _bars(rows: list[Row]) -> None:
               + ", ".join(f"{ratio:.2f}" for ratio in ratios) + " (≥ 1 within noise)")
 
 
+def _topk_lower_bound(scores: torch.Tensor, labels: torch.Tensor, k: int) -> torch.Tensor:
+    """Mean NDCG@k in six lines of ``topk`` that ignore ties (an arbitrary tied item is taken) and
+    check nothing: what a call costs without the library's guarantees."""
+    top = scores.topk(k, dim=-1).indices
+    discounts = 1.0 / torch.log2(torch.arange(2, k + 2, dtype=scores.dtype))
+    dcg = (labels.gather(-1, top) * discounts).sum(-1)
+    ideal = (labels.topk(k, dim=-1).values * discounts).sum(-1)
+    return torch.where(ideal > 0, dcg / ideal, 0.0).mean()
+
+
+CALL = (64, 100)  # one small batch: what a call costs besides the arithmetic
+
+
+def _call_cost(rounds: int) -> None:
+    """The default ``tn.ndcg`` call on one small batch, one thread, against ``validate=False`` and the
+    ``topk`` lower bound, interleaved; prints the ratios and the targets (never asserted)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        scores, labels = _data(*CALL)
+        fns = {
+            "tn.ndcg(scores, labels, 10)": lambda: tn.ndcg(scores, labels, K),
+            "tn.ndcg(..., validate=False)": lambda: tn.ndcg(scores, labels, K, validate=False),
+            f"six-line topk NDCG@{K} (ties ignored)": lambda: _topk_lower_bound(scores, labels, K),
+        }
+        timings = _median_seconds(fns, rounds, torch.device("cpu"))
+    finally:
+        torch.set_num_threads(threads)
+    (default, _), (unchecked, _), (bound, _) = timings.values()
+    print(f"\nOne call at {CALL[0]} × {CALL[1]}, NDCG@{K} (linear gain, log2 discount, ties averaged, empty "
+          f"queries 0), 1 thread, median of {rounds} interleaved rounds, load average {os.getloadavg()[0]:.1f}:")
+    for name, (seconds, value) in timings.items():
+        print(f"  {name:<40} {seconds * 1e6:>9.1f} µs   value {float(value):.6f}")
+    for label, ratio, bar in (("default call / topk lower bound", default / bound, 2.5),
+                              ("default call / validate=False", default / unchecked, 1.2)):  # fmt: skip
+        print(f"bar at {CALL[0]} × {CALL[1]}, {label}: {ratio:.2f}× (bar ≤ {bar}×) {'met' if ratio <= bar else 'MISSED'}")
+
+
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench eval")
     parser.add_argument("--repeats", type=int, default=3 if quick else 7, help="timed rounds of every implementation")
@@ -259,6 +301,7 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
     rows = [row for queries, items in cases for row in _case(queries, items, args)]
     _print(rows, args)
     _bars(rows)
+    _call_cost(20 if quick else 200)
 
 
 if __name__ == "__main__":

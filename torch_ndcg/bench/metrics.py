@@ -24,6 +24,10 @@ batches whose size divides every run length, so every case reports the same mean
 column checks that the cases agree); fresh batches matter, since sorting one batch over and
 over lets the CPU learn its branches. The dense form's state is also shown after 10, 100 and
 1,000 batches: it must not grow.
+
+Last, the tie-heavy loop: ``--tie-batches`` dense batches whose scores are rounded to 0.1 (so most
+of the top 10 share a tie group), ``NDCG(k=10)`` against torchmetrics'
+``RetrievalNormalizedDCG(top_k=10)`` on every batch (no extrapolation), one thread, interleaved.
 """
 
 from __future__ import annotations
@@ -162,6 +166,54 @@ def _mib(n: float) -> str:
     return f"{n / 2**20:,.2f} MiB" if n >= 2**17 else f"{n:,.0f} B"
 
 
+def _tie_heavy_pool(size: int, queries: int, items: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Batches whose scores are rounded to 0.1 (about 11 distinct values per list: most of the top
+    10 share a tie group), labels 0–4 with about 30% non-zero."""
+    generator = torch.Generator().manual_seed(1)
+    pool = []
+    for _ in range(size):
+        scores = (torch.rand(queries, items, generator=generator) * 10).round() / 10
+        labels = torch.randint(1, 5, (queries, items), generator=generator)
+        pool.append((scores, labels * (torch.rand(queries, items, generator=generator) < 0.3)))
+    return pool
+
+
+def _tie_heavy_bar(batches: int, rounds: int, queries: int, items: int) -> None:
+    """``NDCG(k=10)`` over ``batches`` tie-heavy dense batches against torchmetrics'
+    ``RetrievalNormalizedDCG(top_k=10)`` on the same batches (flat), one thread, interleaved rounds,
+    each case's median; prints the ratio and the target (never asserted)."""
+    from torchmetrics.retrieval import RetrievalNormalizedDCG
+
+    from torch_ndcg.metrics import NDCG
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        pool = _tie_heavy_pool(batches, queries, items)
+        cases = {"torch_ndcg NDCG(k=10), dense": ("dense", NDCG(k=10)),
+                 "torchmetrics RetrievalNormalizedDCG(top_k=10)": ("flat", RetrievalNormalizedDCG(top_k=10))}  # fmt: skip
+        for form, metric in cases.values():
+            _warm(form, metric, pool)
+        times: dict[str, list[float]] = {name: [] for name in cases}
+        values: dict[str, float] = {}
+        for _ in range(rounds):
+            for name, (form, metric) in cases.items():
+                start = time.perf_counter()
+                values[name] = _loop(form, metric, pool, batches)
+                times[name].append(time.perf_counter() - start)
+    finally:
+        torch.set_num_threads(threads)
+    print(f"\nTie-heavy loop: {batches} batches × {queries} × {items} (scores rounded to 0.1, labels 0–4, ~30% "
+          f"non-zero), NDCG@10 (linear gain, log2 discount, ties averaged, empty queries 0), update per batch + "
+          f"one compute, 1 thread, median of {rounds} interleaved rounds, load average {os.getloadavg()[0]:.1f}:")
+    medians = {name: sorted(t)[len(t) // 2] for name, t in times.items()}
+    for name, seconds in medians.items():
+        print(f"  {name:<46} {seconds:>8.3f} s  {seconds / batches * 1e6:>9.1f} µs per batch   value {values[name]:.6f}")
+    ours, theirs = medians.values()
+    ratio = theirs / ours
+    print(f"bar, tie-heavy loop vs torchmetrics: {ratio:.1f}× faster (bar ≥ 50×) {'met' if ratio >= 50 else 'MISSED'}")
+
+
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench metrics")
     parser.add_argument("--batches", type=int, default=20 if quick else 1000)
@@ -170,6 +222,8 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=8 if quick else 64)
     parser.add_argument("--items", type=int, default=50 if quick else 200)
     parser.add_argument("--repeat", type=int, default=1 if quick else 5, help="timing rounds; each case's best")
+    parser.add_argument("--tie-batches", type=int, default=4 if quick else 200, help="batches of the tie-heavy loop")
+    parser.add_argument("--tie-rounds", type=int, default=1 if quick else 5, help="rounds of the tie-heavy loop")
     parser.add_argument("--inline", action="store_true", default=quick,
                         help="measure memory in this process too (default with --quick): faster, memory mixed")
     args = parser.parse_args(argv or [])
@@ -211,6 +265,7 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
         rows = sorted(memory[case]["memory"].items())
         cells = ", ".join(f"n={n}: {_mib(state)} / {_mib(peak)}" for n, (state, peak) in rows)
         print(f"  {case:<6} {cells}")
+    _tie_heavy_bar(args.tie_batches, args.tie_rounds, args.queries, args.items)
 
 
 if __name__ == "__main__":

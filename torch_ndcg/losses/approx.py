@@ -8,14 +8,25 @@ stay under autograd, so any discount callable works.
 
 from __future__ import annotations
 
-from typing import Any, Unpack
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from .. import definitions as d
-from ..options import LOSS_DEFAULTS, Impl, NDCGLossOptions, settle
+from ..options import (
+    DEFAULT_DISCOUNT,
+    DEFAULT_GAIN,
+    DEFAULT_IMPL,
+    DEFAULT_LOSS_EMPTY,
+    DEFAULT_REDUCTION,
+    Empty,
+    Impl,
+    Reduction,
+)
+from ..validation import names_arguments
 from . import common
+from .options import DEFAULT_TEMPERATURE, ApproxNDCGOptions
 
 
 def dense_ranks(scores: Tensor, valid: Tensor, tau: float) -> Tensor:
@@ -69,20 +80,20 @@ def _smooth_dcg(lists: common.LossLists, discount: d.Discount, tau: float, impl:
     return terms.sum(-1)
 
 
-def check_options(*, temperature: float, empty: str, reduction: str, impl: str, **_tensors_and_callables: object) -> None:
-    """Every option check of :func:`approx_ndcg` that needs no tensor (the module runs it at construction)."""
-    common.check_common(temperature, empty, reduction, impl)
-
-
+@names_arguments
 def approx_ndcg(
     scores: Tensor,
     relevance: Tensor,
     k: d.Cutoff = None,
     *,
     mask: Tensor | None = None,
-    temperature: float = 1.0,
-    impl: Impl = "auto",
-    **options: Unpack[NDCGLossOptions],
+    gain: d.Gain = DEFAULT_GAIN,
+    discount: d.Discount = DEFAULT_DISCOUNT,
+    empty: Empty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    temperature: float = DEFAULT_TEMPERATURE,
+    impl: Impl = DEFAULT_IMPL,
+    validate: bool = True,
 ) -> Tensor:
     r"""Smooth NDCG@k of ApproxNDCG (Qin, Liu & Li, 2010); differentiable in ``scores``.
 
@@ -113,10 +124,11 @@ def approx_ndcg(
         >>> round(tn.approx_ndcg(scores, torch.tensor([[2, 0, 1]]), temperature=0.01).item(), 4)
         0.9502
     """
-    settled = settle("approx_ndcg", options, NDCGLossOptions, LOSS_DEFAULTS)
-    empty, reduction, discount = settled["empty"], settled["reduction"], settled["discount"]
-    check_options(temperature=temperature, empty=empty, reduction=reduction, impl=impl)
-    lists = common.prepare(scores, relevance, k, mask, settled["gain"], discount, settled["validate"])
+    ApproxNDCGOptions(
+        k=k, gain=gain, discount=discount, empty=empty, reduction=reduction, validate=validate,
+        temperature=temperature, impl=impl,
+    )  # checks every option, before any work
+    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
     dcg = _smooth_dcg(lists, discount, float(temperature), common.resolve_impl(impl, lists))
     return common.finish(dcg, lists, empty, reduction)
 

@@ -1,5 +1,5 @@
 """What every smooth loss shares: inputs prepared exactly as the metrics prepare them, the exact
-IDCG, option checks, the choice of implementation, and turning smooth DCGs into losses.
+IDCG, the choice of implementation, and turning smooth DCGs into losses.
 
 A loss is the metric relaxed, not a look-alike: gains, the discount, the cutoff, the mask, the
 IDCG and ``empty`` all come from the same code as :func:`torch_ndcg.ndcg`.
@@ -19,14 +19,13 @@ from .. import definitions as d
 from .. import fused as fused_kernels
 from ..aggregation import apply_empty, reduce
 from ..dense import ideal_dcg, may_read_values, prepare as prepare_dense
-from ..validation import EMPTY, REDUCTIONS, check_option, check_positive
+from .. import options
+from ..options import REDUCTIONS
+from ..validation import check_option, names_arguments
 from . import kernels
+from .options import single_cutoff
 
 P = ParamSpec("P")
-
-IMPLS = ("auto", "dense", "streaming", "triton")
-# NeuralNDCG also has the kernel-Sinkhorn path (:mod:`.sinkhorn_kernel`).
-NEURAL_IMPLS = (*IMPLS, "kernel")
 
 # impl="auto" keeps the readable dense path only while its [B, N, N] tensors are small
 # (B·N² ≤ this many entries); beyond, the streaming path, whose memory is O(B·N).
@@ -67,25 +66,6 @@ class SortRelaxation:
     tau: float
     iters: int
     transposed: bool
-
-
-def single_cutoff(k: d.Cutoff) -> int | None:
-    """A loss optimises one NDCG@k: a sequence of cutoffs is refused rather than silently summed."""
-    cutoffs, many = d.resolve_cutoffs(k)
-    if many:
-        raise ValueError(
-            f"k must be a single int ≥ 1 or None for a loss, got the sequence {k!r}; "
-            "sum several losses explicitly if you want to optimise several cutoffs"
-        )
-    return cutoffs[0]
-
-
-def check_common(temperature: float, empty: str, reduction: str, impl: str, impls: tuple[str, ...] = IMPLS) -> None:
-    """Option checks that need no tensor, done before any work."""
-    check_positive("temperature", temperature)
-    check_option("empty", empty, EMPTY)
-    check_option("reduction", reduction, REDUCTIONS)
-    check_option("impl", impl, impls)
 
 
 def prepare(
@@ -221,19 +201,7 @@ def one_minus(smooth_ndcg: Callable[P, Tensor], doc: str) -> Callable[P, Tensor]
 
     loss.__name__ = loss.__qualname__ = f"{smooth_ndcg.__name__}_loss"
     loss.__doc__ = doc
-    return loss
-
-
-# The standard ranking losses (ListNet, ListMLE, pairwise, LambdaLoss) are not 1 − NDCG, so
-# ``empty`` speaks of the loss: "zero" counts an empty list as loss 0, "keep" evaluates the
-# formula on it anyway (what allRank does), "skip" and "error" as for the NDCG losses.
-LOSS_EMPTY = ("skip", "zero", "keep", "error")
-PAIR_IMPLS = ("auto", "dense", "streaming")
-
-
-def check_loss_options(empty: str, reduction: str) -> None:
-    check_option("empty", empty, LOSS_EMPTY)
-    check_option("reduction", reduction, REDUCTIONS)
+    return names_arguments(loss)
 
 
 def nothing_to_rank(lists: LossLists) -> Tensor:
@@ -264,3 +232,10 @@ def finish_loss(values: Tensor, is_empty: Tensor | None, batch_shape: torch.Size
         return values.mean()
     return values.sum() / (values.numel() - is_empty.sum()).clamp(min=1).to(values.dtype)  # no list kept: 0
 
+
+
+__getattr__ = options.moved(
+    __name__,
+    {name: (f"torch_ndcg.options.{name}", lambda name=name: getattr(options, name))
+     for name in ("IMPLS", "NEURAL_IMPLS", "PAIR_IMPLS", "LOSS_EMPTY")},
+)  # fmt: skip

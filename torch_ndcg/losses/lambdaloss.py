@@ -8,19 +8,27 @@ current ranks by score (ties by index), constants of the backward as in the pape
 from __future__ import annotations
 
 import math
-from typing import Unpack
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from .. import definitions as d
-from ..options import LOSS_DEFAULTS, LambdaLossOptions, settle
-from ..validation import check_option, check_positive
+from ..options import (
+    DEFAULT_DISCOUNT,
+    DEFAULT_GAIN,
+    DEFAULT_IMPL,
+    DEFAULT_LOSS_EMPTY,
+    DEFAULT_REDUCTION,
+    DEFAULT_WEIGHTING,
+    LossEmpty,
+    PairImpl,
+    Reduction,
+    Weighting,
+)
+from ..validation import names_arguments
 from . import common
+from .options import DEFAULT_MU, DEFAULT_SIGMA, LambdaLossOptions
 from .pairwise import PairTerms, check_scale, pair_counts, pair_keys, pair_sum, preferred
-
-WEIGHTINGS = ("ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none")
 
 
 def score_order(scores: Tensor, valid: Tensor) -> Tensor:
@@ -46,16 +54,22 @@ def rank_weights(weighting: str, mu: float, at_rank: Tensor, rows: slice, cols: 
     return w[None]
 
 
+@names_arguments
 def lambda_loss(
     scores: Tensor,
     relevance: Tensor,
     k: d.Cutoff = None,
     *,
     mask: Tensor | None = None,
-    weighting: str = "ndcg_loss2pp",
-    sigma: float = 1.0,
-    mu: float = 10.0,
-    **options: Unpack[LambdaLossOptions],
+    gain: d.Gain = DEFAULT_GAIN,
+    discount: d.Discount = DEFAULT_DISCOUNT,
+    weighting: Weighting = DEFAULT_WEIGHTING,
+    sigma: float = DEFAULT_SIGMA,
+    mu: float = DEFAULT_MU,
+    empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    impl: PairImpl = DEFAULT_IMPL,
+    validate: bool = True,
 ) -> Tensor:
     r"""LambdaLoss (Wang et al., "The LambdaLoss Framework for Ranking Metric Optimization", CIKM 2018).
 
@@ -98,16 +112,11 @@ def lambda_loss(
         >>> loss.backward(); bool(scores.grad[0, 0] < 0 < scores.grad[0, 1])
         True
     """
-    settled = settle("lambda_loss", options, LambdaLossOptions, LOSS_DEFAULTS)
-    empty, reduction, impl = settled["empty"], settled["reduction"], settled["impl"]
-    common.check_loss_options(empty, reduction)
-    check_option("weighting", weighting, WEIGHTINGS)
-    check_option("impl", impl, common.PAIR_IMPLS)
-    check_positive("sigma", sigma)
-    if isinstance(mu, bool) or not isinstance(mu, (int, float)) or not mu >= 0:
-        raise ValueError(f"mu must be a number ≥ 0, got {mu!r}")
-    discount = settled["discount"]
-    lists = common.prepare(scores, relevance, k, mask, settled["gain"], discount, settled["validate"])
+    LambdaLossOptions(
+        k=k, gain=gain, discount=discount, weighting=weighting, sigma=sigma, mu=mu, impl=impl, empty=empty,
+        reduction=reduction, validate=validate,
+    )  # checks every option, before any work
+    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
     check_scale("sigma", sigma, lists.scores.dtype)
     check_scale("mu", mu, lists.scores.dtype)
     # In score order the ranks are positions: the discount part of every weight is one

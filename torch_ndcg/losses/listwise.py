@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Unpack
 
 import torch
 from torch import Tensor
 
 from .. import definitions as d
-from ..options import LOSS_DEFAULTS, GainLossOptions, ListLossOptions, settle
+from ..options import DEFAULT_GAIN, DEFAULT_LOSS_EMPTY, DEFAULT_REDUCTION, LossEmpty, Reduction
 from ..dense import check_layout, check_values, may_read_values
-from ..validation import as_float_scores, check_gain_values
+from ..validation import as_float_scores, check_gain_values, names_arguments
 from . import common
+from .options import GainLossOptions, ListMLEOptions, LossOptions
 
 
 @dataclass(frozen=True)
@@ -49,11 +49,11 @@ class Lists:
         return values if self.mask is None else torch.where(self.mask, values, fill)
 
 
-def _checked(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, options: dict[str, Any]) -> Lists:
-    """Shape, dtype and option checks (no tensor value read) and the gains; ``options`` are the
-    loss's settled options."""
-    empty, reduction, validate = options["empty"], options["reduction"], options["validate"]
-    common.check_loss_options(empty, reduction)
+def _checked(scores: Tensor, relevance: Tensor, mask: Tensor | None, options: LossOptions) -> Lists:
+    """Shape and dtype checks (no tensor value read) and the gains; ``options`` are the loss's
+    checked options."""
+    empty, reduction, validate = options.empty, options.reduction, options.validate
+    gain = getattr(options, "gain", DEFAULT_GAIN)
     dtype = check_layout(scores, relevance, mask)
     scores = as_float_scores("scores", scores).to(dtype)
     relevance = relevance.to(dtype)
@@ -105,8 +105,16 @@ def _cross_entropy(target: Tensor, lists: Lists) -> Tensor:
     return _finish((target.neg() * log_p).sum(-1), lists)
 
 
+@names_arguments
 def listnet_loss(
-    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, **options: Unpack[GainLossOptions]
+    scores: Tensor,
+    relevance: Tensor,
+    *,
+    mask: Tensor | None = None,
+    gain: d.Gain = DEFAULT_GAIN,
+    empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    validate: bool = True,
 ) -> Tensor:
     r"""ListNet's top-one loss (Cao, Qin, Liu, Tsai & Li, ICML 2007).
 
@@ -135,8 +143,8 @@ def listnet_loss(
         >>> loss.backward(); bool(scores.grad[0, 0] < 0)
         True
     """
-    settled = settle("listnet_loss", options, GainLossOptions, LOSS_DEFAULTS)
-    lists = _checked(scores, relevance, mask, settled["gain"], settled)
+    options = GainLossOptions(gain=gain, empty=empty, reduction=reduction, validate=validate)
+    lists = _checked(scores, relevance, mask, options)
     # −inf at padding: a list with no real item gets a NaN target, zeroed (nothing to match).
     target = lists.real(lists.gains, -torch.inf).softmax(-1)
     if mask is not None:
@@ -144,8 +152,16 @@ def listnet_loss(
     return _cross_entropy(target, lists)
 
 
+@names_arguments
 def softmax_loss(
-    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, **options: Unpack[GainLossOptions]
+    scores: Tensor,
+    relevance: Tensor,
+    *,
+    mask: Tensor | None = None,
+    gain: d.Gain = DEFAULT_GAIN,
+    empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    validate: bool = True,
 ) -> Tensor:
     r"""Softmax cross-entropy with label-normalised targets, as rax's ``softmax_loss``.
 
@@ -165,8 +181,8 @@ def softmax_loss(
         >>> round(tn.softmax_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[1, 0, 1]])).item(), 4)
         0.9076
     """
-    settled = settle("softmax_loss", options, GainLossOptions, LOSS_DEFAULTS)
-    lists = _checked(scores, relevance, mask, settled["gain"], settled)
+    options = GainLossOptions(gain=gain, empty=empty, reduction=reduction, validate=validate)
+    lists = _checked(scores, relevance, mask, options)
     gains = lists.real(lists.gains, 0.0)
     total = gains.sum(-1, keepdim=True)
     return _cross_entropy(gains / total.masked_fill(total == 0, 1.0), lists)
@@ -265,13 +281,16 @@ def _log_space_slope(ranked: Tensor, ell: Tensor, padding: Tensor | None) -> Ten
     return slope if padding is None else slope.masked_fill(padding, 0.0)
 
 
+@names_arguments
 def listmle_loss(
     scores: Tensor,
     relevance: Tensor,
     *,
     mask: Tensor | None = None,
     generator: torch.Generator | None = None,
-    **options: Unpack[ListLossOptions],
+    empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    validate: bool = True,
 ) -> Tensor:
     r"""ListMLE (Xia, Liu, Wang, Zhang & Li, ICML 2008): the Plackett–Luce negative log-likelihood
     of the label order.
@@ -294,10 +313,8 @@ def listmle_loss(
         >>> round(tn.listmle_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[2, 0, 1]])).item(), 4)
         0.7209
     """
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
-    settled = settle("listmle_loss", options, ListLossOptions, LOSS_DEFAULTS)
-    lists = _checked(scores, relevance, mask, "linear", settled)
+    options = ListMLEOptions(generator=generator, empty=empty, reduction=reduction, validate=validate)
+    lists = _checked(scores, relevance, mask, options)
     order = label_order(lists.relevance, lists.padding, generator)
     padding = None if lists.padding is None else lists.padding.gather(-1, order)
     values = PlackettLuce.apply(lists.scores, order, padding, may_read_values(lists.scores, lists.validate))

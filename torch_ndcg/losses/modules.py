@@ -1,71 +1,86 @@
-"""``torch.nn.Module`` forms of the losses, for code that wants ``criterion(scores, relevance)``."""
+"""``torch.nn.Module`` forms of the losses, for code that wants ``criterion(scores, relevance)``.
+
+Each module takes its loss function's options as explicit keyword arguments and builds the
+loss's options object (:mod:`.options`) at construction, so a bad value fails there, not at the
+first training step; ``forward(scores, relevance, *, mask=None)`` calls the function with them.
+"""
 
 from __future__ import annotations
 
 import inspect
-from typing import Any
-
+from collections.abc import Callable
 import torch
 from torch import Tensor
 
 from .. import definitions as d
-from . import approx, neural
+from ..options import (
+    DEFAULT_DISCOUNT,
+    DEFAULT_GAIN,
+    DEFAULT_IMPL,
+    DEFAULT_LOSS_EMPTY,
+    DEFAULT_REDUCTION,
+    DEFAULT_WEIGHTING,
+    Empty,
+    Impl,
+    LossEmpty,
+    NeuralImpl,
+    PairImpl,
+    Reduction,
+    Weighting,
+)
 from .approx import approx_ndcg_loss
 from .lambdaloss import lambda_loss
 from .listwise import listmle_loss, listnet_loss, softmax_loss
-from .common import single_cutoff
-from ..options import (
-    LOSS_DEFAULTS,
+from .neural import neural_ndcg_loss
+from .options import (
+    DEFAULT_BETA,
+    DEFAULT_MARGIN,
+    DEFAULT_MU,
+    DEFAULT_SAMPLES,
+    DEFAULT_SIGMA,
+    DEFAULT_SINKHORN_ITERS,
+    DEFAULT_TEMPERATURE,
+    ApproxNDCGOptions,
     GainLossOptions,
     LambdaLossOptions,
-    ListLossOptions,
-    NDCGLossOptions,
-    PairLossOptions,
-    settle,
+    ListMLEOptions,
+    LossOptions,
+    NeuralNDCGOptions,
+    PairwiseHingeOptions,
+    RankNetOptions,
 )
-from .neural import neural_ndcg_loss
 from .pairwise import pairwise_hinge_loss, ranknet_loss
 
 
 class _RankingLoss(torch.nn.Module):
-    _loss: Any = None
-    _options: type = NDCGLossOptions  # the loss's typed group of shared keyword options
-    _check: Any = None  # the loss's option checks, keyword arguments as the loss takes them
-    _cut = True  # whether the loss takes a cutoff k
+    """A loss function and its checked options."""
 
-    def __init__(self, k: d.Cutoff = None, **options: Any) -> None:
+    def __init__(self, loss: Callable[..., Tensor], options: LossOptions) -> None:
         super().__init__()
-        self.k = k
+        self._loss = loss
         self.options = options
-        # An unknown option name or a bad value fails here, not at the first training step.
-        loss = type(self)._loss
-        own = {name for name, p in inspect.signature(loss).parameters.items() if p.kind is not p.VAR_KEYWORD}
-        shared = settle(type(self).__name__, {n: v for n, v in options.items() if n not in own}, type(self)._options,
-                        LOSS_DEFAULTS)  # fmt: skip
-        cutoff = (k,) if type(self)._cut else ()
-        arguments = inspect.signature(loss).bind(None, None, *cutoff, **{n: v for n, v in options.items() if n in own})
-        if type(self)._check is not None:
-            single_cutoff(k)
-            arguments.apply_defaults()
-            type(self)._check(**arguments.arguments, **shared)
+        self._arguments = options.arguments()
 
-    def forward(self, scores: Tensor, relevance: Tensor, mask: Tensor | None = None) -> Tensor:
-        cutoff = (self.k,) if type(self)._cut else ()
-        return type(self)._loss(scores, relevance, *cutoff, mask=mask, **self.options)
+    @property
+    def k(self) -> d.Cutoff:
+        return self._arguments.get("k")
+
+    def forward(self, scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None) -> Tensor:
+        return self._loss(scores, relevance, mask=mask, **self._arguments)
 
     def extra_repr(self) -> str:
-        shown = {"k": self.k} if type(self)._cut else {}
-        shown.update((key, value) for key, value in self.options.items() if key != "generator")
+        """The options given other than their defaults (a generator is not shown)."""
+        defaults = inspect.signature(type(self).__init__).parameters
+        shown = {"k": self.k} if "k" in defaults else {}
+        shown.update(
+            (key, value) for key, value in self._arguments.items()
+            if key not in ("k", "generator") and not _same(value, defaults[key].default)
+        )  # fmt: skip
         return ", ".join(f"{key}={value!r}" for key, value in shown.items())
 
 
-class _UncutLoss(_RankingLoss):
-    """A loss with no cutoff: the same module without ``k``."""
-
-    _cut = False
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__(None, **options)
+def _same(value: object, default: object) -> bool:
+    return value is default or (type(value) is type(default) and value == default)
 
 
 class NeuralNDCGLoss(_RankingLoss):
@@ -78,8 +93,32 @@ class NeuralNDCGLoss(_RankingLoss):
         torch.Size([])
     """
 
-    _loss = staticmethod(neural_ndcg_loss)
-    _check = staticmethod(neural.check_options)
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        gain: d.Gain = DEFAULT_GAIN,
+        discount: d.Discount = DEFAULT_DISCOUNT,
+        empty: Empty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        temperature: float = DEFAULT_TEMPERATURE,
+        sinkhorn_iters: int = DEFAULT_SINKHORN_ITERS,
+        transposed: bool = False,
+        stochastic: bool = False,
+        samples: int = DEFAULT_SAMPLES,
+        beta: float = DEFAULT_BETA,
+        log_scores: bool = False,
+        generator: torch.Generator | None = None,
+        impl: NeuralImpl = DEFAULT_IMPL,
+        tol: float | None = None,
+        validate: bool = True,
+    ) -> None:
+        options = NeuralNDCGOptions(
+            k=k, gain=gain, discount=discount, empty=empty, reduction=reduction, validate=validate,
+            temperature=temperature, impl=impl, sinkhorn_iters=sinkhorn_iters, transposed=transposed,
+            stochastic=stochastic, samples=samples, beta=beta, log_scores=log_scores, generator=generator, tol=tol,
+        )  # fmt: skip
+        super().__init__(neural_ndcg_loss, options)
 
 
 class ApproxNDCGLoss(_RankingLoss):
@@ -92,8 +131,23 @@ class ApproxNDCGLoss(_RankingLoss):
         torch.Size([])
     """
 
-    _loss = staticmethod(approx_ndcg_loss)
-    _check = staticmethod(approx.check_options)
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        gain: d.Gain = DEFAULT_GAIN,
+        discount: d.Discount = DEFAULT_DISCOUNT,
+        empty: Empty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        temperature: float = DEFAULT_TEMPERATURE,
+        impl: Impl = DEFAULT_IMPL,
+        validate: bool = True,
+    ) -> None:
+        options = ApproxNDCGOptions(
+            k=k, gain=gain, discount=discount, empty=empty, reduction=reduction, validate=validate,
+            temperature=temperature, impl=impl,
+        )
+        super().__init__(approx_ndcg_loss, options)
 
 
 class LambdaLoss(_RankingLoss):
@@ -106,11 +160,28 @@ class LambdaLoss(_RankingLoss):
         torch.Size([])
     """
 
-    _loss = staticmethod(lambda_loss)
-    _options = LambdaLossOptions
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        gain: d.Gain = DEFAULT_GAIN,
+        discount: d.Discount = DEFAULT_DISCOUNT,
+        weighting: Weighting = DEFAULT_WEIGHTING,
+        sigma: float = DEFAULT_SIGMA,
+        mu: float = DEFAULT_MU,
+        empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        impl: PairImpl = DEFAULT_IMPL,
+        validate: bool = True,
+    ) -> None:
+        options = LambdaLossOptions(
+            k=k, gain=gain, discount=discount, weighting=weighting, sigma=sigma, mu=mu, impl=impl, empty=empty,
+            reduction=reduction, validate=validate,
+        )
+        super().__init__(lambda_loss, options)
 
 
-class ListNetLoss(_UncutLoss):
+class ListNetLoss(_RankingLoss):
     """:func:`torch_ndcg.listnet_loss` as a module; keyword options as there.
 
     Example:
@@ -120,11 +191,18 @@ class ListNetLoss(_UncutLoss):
         torch.Size([])
     """
 
-    _loss = staticmethod(listnet_loss)
-    _options = GainLossOptions
+    def __init__(
+        self,
+        *,
+        gain: d.Gain = DEFAULT_GAIN,
+        empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(listnet_loss, GainLossOptions(gain=gain, empty=empty, reduction=reduction, validate=validate))
 
 
-class SoftmaxLoss(_UncutLoss):
+class SoftmaxLoss(_RankingLoss):
     """:func:`torch_ndcg.softmax_loss` as a module; keyword options as there.
 
     Example:
@@ -134,11 +212,18 @@ class SoftmaxLoss(_UncutLoss):
         torch.Size([])
     """
 
-    _loss = staticmethod(softmax_loss)
-    _options = GainLossOptions
+    def __init__(
+        self,
+        *,
+        gain: d.Gain = DEFAULT_GAIN,
+        empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(softmax_loss, GainLossOptions(gain=gain, empty=empty, reduction=reduction, validate=validate))
 
 
-class ListMLELoss(_UncutLoss):
+class ListMLELoss(_RankingLoss):
     """:func:`torch_ndcg.listmle_loss` as a module; keyword options as there.
 
     Example:
@@ -148,11 +233,19 @@ class ListMLELoss(_UncutLoss):
         torch.Size([])
     """
 
-    _loss = staticmethod(listmle_loss)
-    _options = ListLossOptions
+    def __init__(
+        self,
+        *,
+        generator: torch.Generator | None = None,
+        empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        validate: bool = True,
+    ) -> None:
+        options = ListMLEOptions(generator=generator, empty=empty, reduction=reduction, validate=validate)
+        super().__init__(listmle_loss, options)
 
 
-class RankNetLoss(_UncutLoss):
+class RankNetLoss(_RankingLoss):
     """:func:`torch_ndcg.ranknet_loss` as a module; keyword options as there.
 
     Example:
@@ -162,11 +255,20 @@ class RankNetLoss(_UncutLoss):
         torch.Size([])
     """
 
-    _loss = staticmethod(ranknet_loss)
-    _options = PairLossOptions
+    def __init__(
+        self,
+        *,
+        sigma: float = DEFAULT_SIGMA,
+        empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        impl: PairImpl = DEFAULT_IMPL,
+        validate: bool = True,
+    ) -> None:
+        options = RankNetOptions(sigma=sigma, impl=impl, empty=empty, reduction=reduction, validate=validate)
+        super().__init__(ranknet_loss, options)
 
 
-class PairwiseHingeLoss(_UncutLoss):
+class PairwiseHingeLoss(_RankingLoss):
     """:func:`torch_ndcg.pairwise_hinge_loss` as a module; keyword options as there.
 
     Example:
@@ -176,5 +278,26 @@ class PairwiseHingeLoss(_UncutLoss):
         torch.Size([])
     """
 
-    _loss = staticmethod(pairwise_hinge_loss)
-    _options = PairLossOptions
+    def __init__(
+        self,
+        *,
+        margin: float = DEFAULT_MARGIN,
+        empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        impl: PairImpl = DEFAULT_IMPL,
+        validate: bool = True,
+    ) -> None:
+        options = PairwiseHingeOptions(margin=margin, impl=impl, empty=empty, reduction=reduction, validate=validate)
+        super().__init__(pairwise_hinge_loss, options)
+
+
+__all__ = [
+    "ApproxNDCGLoss",
+    "LambdaLoss",
+    "ListMLELoss",
+    "ListNetLoss",
+    "NeuralNDCGLoss",
+    "PairwiseHingeLoss",
+    "RankNetLoss",
+    "SoftmaxLoss",
+]

@@ -8,16 +8,24 @@ registered operator ``torch_ndcg::sinkhorn_dcg``) and the streaming path
 
 from __future__ import annotations
 
-from typing import Unpack
-
 import torch
 from torch import Tensor
 from torch.utils.checkpoint import checkpoint
 
 from .. import definitions as d
-from ..options import LOSS_DEFAULTS, NDCGLossOptions, NeuralImpl, settle
-from ..validation import check_positive
+from ..options import (
+    DEFAULT_DISCOUNT,
+    DEFAULT_GAIN,
+    DEFAULT_IMPL,
+    DEFAULT_LOSS_EMPTY,
+    DEFAULT_REDUCTION,
+    Empty,
+    NeuralImpl,
+    Reduction,
+)
+from ..validation import names_arguments
 from . import common
+from .options import DEFAULT_BETA, DEFAULT_SAMPLES, DEFAULT_SINKHORN_ITERS, DEFAULT_TEMPERATURE, NeuralNDCGOptions
 from .sinkhorn_dense import dense_dcg
 from .sinkhorn_op import kernel_dcg
 from .sinkhorn_streaming import sinkhorn_dcg
@@ -84,41 +92,28 @@ def _smooth_dcg(
     return torch.stack(values).mean(0)
 
 
-def check_options(
-    *, temperature: float, empty: str, reduction: str, impl: str, sinkhorn_iters: int, samples: int, beta: float,
-    tol: float | None, stochastic: bool = False, log_scores: bool = False, **_tensors_and_callables: object,
-) -> None:
-    """Every option check of :func:`neural_ndcg` that needs no tensor (the module runs it at
-    construction)."""
-    common.check_common(temperature, empty, reduction, impl, common.NEURAL_IMPLS)
-    check_positive("sinkhorn_iters", sinkhorn_iters, integer=True)
-    check_positive("samples", samples, integer=True)
-    check_positive("beta", beta)
-    if tol is not None:
-        check_positive("tol", tol)
-    if not isinstance(log_scores, bool):
-        raise TypeError(f"log_scores must be a bool, got {log_scores!r}")
-    if log_scores and not stochastic:
-        raise ValueError("log_scores=True changes only the stochastic variant: pass stochastic=True too")
-
-
+@names_arguments
 def neural_ndcg(
     scores: Tensor,
     relevance: Tensor,
     k: d.Cutoff = None,
     *,
     mask: Tensor | None = None,
-    temperature: float = 1.0,
-    sinkhorn_iters: int = 50,
+    gain: d.Gain = DEFAULT_GAIN,
+    discount: d.Discount = DEFAULT_DISCOUNT,
+    empty: Empty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    temperature: float = DEFAULT_TEMPERATURE,
+    sinkhorn_iters: int = DEFAULT_SINKHORN_ITERS,
     transposed: bool = False,
     stochastic: bool = False,
-    samples: int = 32,
-    beta: float = 0.1,
+    samples: int = DEFAULT_SAMPLES,
+    beta: float = DEFAULT_BETA,
     log_scores: bool = False,
     generator: torch.Generator | None = None,
-    impl: NeuralImpl = "auto",
+    impl: NeuralImpl = DEFAULT_IMPL,
     tol: float | None = None,
-    **options: Unpack[NDCGLossOptions],
+    validate: bool = True,
 ) -> Tensor:
     r"""Smooth NDCG@k of NeuralNDCG (Pobrotyn & Białobrzeski, 2021); differentiable in ``scores``.
 
@@ -176,13 +171,12 @@ def neural_ndcg(
         >>> round(tn.neural_ndcg(scores, torch.tensor([[2, 0, 1]]), temperature=0.01).item(), 4)
         0.9502
     """
-    settled = settle("neural_ndcg", options, NDCGLossOptions, LOSS_DEFAULTS)
-    empty, reduction, discount = settled["empty"], settled["reduction"], settled["discount"]
-    check_options(
-        temperature=temperature, empty=empty, reduction=reduction, impl=impl, sinkhorn_iters=sinkhorn_iters,
-        samples=samples, beta=beta, tol=tol, stochastic=stochastic, log_scores=log_scores,
-    )  # fmt: skip
-    lists = common.prepare(scores, relevance, k, mask, settled["gain"], discount, settled["validate"])
+    NeuralNDCGOptions(
+        k=k, gain=gain, discount=discount, empty=empty, reduction=reduction, validate=validate,
+        temperature=temperature, impl=impl, sinkhorn_iters=sinkhorn_iters, transposed=transposed,
+        stochastic=stochastic, samples=samples, beta=beta, log_scores=log_scores, generator=generator, tol=tol,
+    )  # checks every option, before any work
+    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
     rank_weight = common.rank_weights(lists, discount)
     if tol is not None and impl not in ("auto", "kernel"):
         raise ValueError(f"tol (early stopping) needs impl='kernel' (or 'auto', which then runs it), got impl={impl!r}")

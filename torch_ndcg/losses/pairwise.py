@@ -11,9 +11,8 @@ O(B·N) plus one slab whatever N is.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Unpack
 
 import math
 
@@ -21,9 +20,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..options import LOSS_DEFAULTS, PairLossOptions, settle
-from ..validation import check_option, check_positive
+from ..options import DEFAULT_IMPL, DEFAULT_LOSS_EMPTY, DEFAULT_REDUCTION, LossEmpty, PairImpl, Reduction
+from ..validation import names_arguments
 from . import common
+from .options import DEFAULT_MARGIN, DEFAULT_SIGMA, PairwiseHingeOptions, RankNetOptions
 
 # Elements per [B, block, N] slab of the streaming path: 2^22 float64 elements are 32 MiB, and a
 # block holds a handful of such temporaries (B = 4, N = 4096: 256 rows per block).
@@ -130,24 +130,20 @@ def pair_counts(lists: common.LossLists) -> Tensor:
 
 
 def _mean_over_pairs(
-    owner: str,
     scores: Tensor,
     relevance: Tensor,
     mask: Tensor | None,
     scale: float,
     phi: Callable[[Tensor], Tensor],
     slope: Callable[[Tensor], Tensor],
-    options: Mapping[str, Any],
-    scale_options: Mapping[str, float],
+    options: RankNetOptions | PairwiseHingeOptions,
+    scale_options: dict[str, float],
 ) -> Tensor:
     """The mean of ``phi(scale·(s_i − s_j))`` over the pairs ``rel_i > rel_j`` of each list
-    (``slope`` is phi's derivative), for the loss ``owner`` called with ``options``;
-    ``scale_options`` are its numeric options checked against the compute dtype."""
-    options = settle(owner, options, PairLossOptions, LOSS_DEFAULTS)
-    empty, reduction, impl = options["empty"], options["reduction"], options["impl"]
-    common.check_loss_options(empty, reduction)
-    check_option("impl", impl, common.PAIR_IMPLS)
-    lists = common.prepare(scores, relevance, None, mask, "linear", "log2", options["validate"], ideal=False)
+    (``slope`` is phi's derivative), for a loss called with the checked ``options``;
+    ``scale_options`` are its numeric options, checked against the compute dtype."""
+    empty, reduction, impl = options.empty, options.reduction, options.impl
+    lists = common.prepare(scores, relevance, None, mask, "linear", "log2", options.validate, ideal=False)
     for name, value in scale_options.items():
         check_scale(name, value, lists.scores.dtype)
     counts = pair_counts(lists)
@@ -162,9 +158,17 @@ def _mean_over_pairs(
     return common.finish_loss(values, common.nothing_to_rank(lists) | (counts == 0), lists.batch_shape, empty, reduction)
 
 
+@names_arguments
 def ranknet_loss(
-    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, sigma: float = 1.0,
-    **options: Unpack[PairLossOptions],
+    scores: Tensor,
+    relevance: Tensor,
+    *,
+    mask: Tensor | None = None,
+    sigma: float = DEFAULT_SIGMA,
+    empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    impl: PairImpl = DEFAULT_IMPL,
+    validate: bool = True,
 ) -> Tensor:
     r"""RankNet / pairwise logistic loss (Burges et al., "Learning to Rank using Gradient
     Descent", ICML 2005), averaged over the pairs of each list with different labels.
@@ -189,15 +193,23 @@ def ranknet_loss(
         >>> round(tn.ranknet_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[2, 0, 1]])).item(), 4)
         0.2512
     """
-    check_positive("sigma", sigma)
+    options = RankNetOptions(sigma=sigma, impl=impl, empty=empty, reduction=reduction, validate=validate)
     return _mean_over_pairs(
-        "ranknet_loss", scores, relevance, mask, float(sigma), F.softplus, torch.sigmoid, options, {"sigma": sigma}
+        scores, relevance, mask, float(sigma), F.softplus, torch.sigmoid, options, {"sigma": sigma}
     )
 
 
+@names_arguments
 def pairwise_hinge_loss(
-    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, margin: float = 1.0,
-    **options: Unpack[PairLossOptions],
+    scores: Tensor,
+    relevance: Tensor,
+    *,
+    mask: Tensor | None = None,
+    margin: float = DEFAULT_MARGIN,
+    empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    impl: PairImpl = DEFAULT_IMPL,
+    validate: bool = True,
 ) -> Tensor:
     r"""Pairwise hinge loss (Herbrich, Graepel & Obermayer 2000; RankSVM; rax's
     ``pairwise_hinge_loss``), averaged over the pairs of each list with different labels.
@@ -215,10 +227,10 @@ def pairwise_hinge_loss(
         >>> round(tn.pairwise_hinge_loss(torch.tensor([[2.0, 0.5, 1.0]]), torch.tensor([[2, 0, 1]])).item(), 4)
         0.1667
     """
-    check_positive("margin", margin)
+    options = PairwiseHingeOptions(margin=margin, impl=impl, empty=empty, reduction=reduction, validate=validate)
     margin = float(margin)
     return _mean_over_pairs(
-        "pairwise_hinge_loss", scores, relevance, mask, 1.0,
+        scores, relevance, mask, 1.0,
         # relu and its slope agree at the kink (gradient 0 where s_i − s_j = m) on every path.
         lambda x: F.relu(x + margin),
         lambda x: (x > -margin).to(x.dtype),

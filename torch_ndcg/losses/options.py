@@ -1,0 +1,172 @@
+"""Each loss's options as one frozen object that checks itself, shared by the loss function and
+its ``torch.nn.Module``.
+
+A loss function builds its options object first thing (so a bad value fails before any work),
+and the module builds the same object at construction (so it fails there, not at the first
+training step); the module's ``forward`` then passes the object's fields to the function. The
+choices and defaults come from :mod:`torch_ndcg.options`; the defaults of the numeric
+hyper-parameters are the named constants below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
+
+import torch
+
+from .. import definitions as d
+from ..options import EMPTY, IMPLS, LOSS_EMPTY, NEURAL_IMPLS, PAIR_IMPLS, REDUCTIONS, WEIGHTINGS
+from ..validation import check_flag, check_option, check_positive
+
+DEFAULT_TEMPERATURE = 1.0
+DEFAULT_SINKHORN_ITERS = 50
+DEFAULT_SAMPLES = 32
+DEFAULT_BETA = 0.1
+DEFAULT_SIGMA = 1.0
+DEFAULT_MARGIN = 1.0
+DEFAULT_MU = 10.0
+
+
+def single_cutoff(k: d.Cutoff) -> int | None:
+    """A loss optimises one NDCG@k: a sequence of cutoffs is refused rather than silently summed."""
+    cutoffs, many = d.resolve_cutoffs(k)
+    if many:
+        raise ValueError(
+            f"k must be a single int ≥ 1 or None for a loss, got the sequence {k!r}; "
+            "sum several losses explicitly if you want to optimise several cutoffs"
+        )
+    return cutoffs[0]
+
+
+def _generator(value: object) -> None:
+    if value is not None and not isinstance(value, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(value).__name__}")
+
+
+def _mu(value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValueError(f"mu must be a number ≥ 0, got {value!r}")
+
+
+def _tol(value: object) -> None:
+    if value is not None:
+        check_positive("tol", value)
+
+
+# One check per option name, whichever loss has it; ``empty`` and ``impl`` take their choices
+# from the loss (the standard losses have ``empty="keep"``, only NeuralNDCG has ``impl="kernel"``).
+_CHECKS: dict[str, Callable[[Any], object]] = {
+    "k": single_cutoff,
+    "gain": d.resolve_gain,
+    "discount": d.resolve_discount,
+    "reduction": lambda value: check_option("reduction", value, REDUCTIONS),
+    "validate": lambda value: check_flag("validate", value),
+    "temperature": lambda value: check_positive("temperature", value),
+    "sinkhorn_iters": lambda value: check_positive("sinkhorn_iters", value, integer=True),
+    "samples": lambda value: check_positive("samples", value, integer=True),
+    "beta": lambda value: check_positive("beta", value),
+    "sigma": lambda value: check_positive("sigma", value),
+    "margin": lambda value: check_positive("margin", value),
+    "mu": _mu,
+    "tol": _tol,
+    "transposed": lambda value: check_flag("transposed", value),
+    "stochastic": lambda value: check_flag("stochastic", value),
+    "log_scores": lambda value: check_flag("log_scores", value),
+    "generator": _generator,
+    "weighting": lambda value: check_option("weighting", value, WEIGHTINGS),
+}
+
+
+@dataclass(frozen=True)
+class LossOptions:
+    """What every loss takes besides its tensors; a subclass adds its own options as fields."""
+
+    empty_choices: ClassVar[tuple[str, ...]] = LOSS_EMPTY
+    impl_choices: ClassVar[tuple[str, ...]] = PAIR_IMPLS
+
+    empty: str
+    reduction: str
+    validate: bool
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if field.name == "empty":
+                check_option("empty", value, self.empty_choices)
+            elif field.name == "impl":
+                check_option("impl", value, self.impl_choices)
+            else:
+                _CHECKS[field.name](value)
+
+    def arguments(self) -> dict[str, Any]:
+        """The options as keyword arguments of the loss function (a shallow copy: a generator
+        stays the caller's own object)."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+
+@dataclass(frozen=True)
+class ApproxNDCGOptions(LossOptions):
+    empty_choices: ClassVar[tuple[str, ...]] = EMPTY
+    impl_choices: ClassVar[tuple[str, ...]] = IMPLS
+
+    k: d.Cutoff
+    gain: d.Gain
+    discount: d.Discount
+    temperature: float
+    impl: str
+
+
+@dataclass(frozen=True)
+class NeuralNDCGOptions(ApproxNDCGOptions):
+    impl_choices: ClassVar[tuple[str, ...]] = NEURAL_IMPLS
+
+    sinkhorn_iters: int
+    transposed: bool
+    stochastic: bool
+    samples: int
+    beta: float
+    log_scores: bool
+    generator: torch.Generator | None
+    tol: float | None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.log_scores and not self.stochastic:
+            raise ValueError("log_scores=True changes only the stochastic variant: pass stochastic=True too")
+
+
+@dataclass(frozen=True)
+class GainLossOptions(LossOptions):
+    """ListNet and softmax cross-entropy: a target built from the labels' gains."""
+
+    gain: d.Gain
+
+
+@dataclass(frozen=True)
+class ListMLEOptions(LossOptions):
+    generator: torch.Generator | None
+
+
+@dataclass(frozen=True)
+class RankNetOptions(LossOptions):
+    sigma: float
+    impl: str
+
+
+@dataclass(frozen=True)
+class PairwiseHingeOptions(LossOptions):
+    margin: float
+    impl: str
+
+
+@dataclass(frozen=True)
+class LambdaLossOptions(LossOptions):
+    k: d.Cutoff
+    gain: d.Gain
+    discount: d.Discount
+    weighting: str
+    sigma: float
+    mu: float
+    impl: str
