@@ -526,48 +526,62 @@ def _compute_dtype(s: Tensor, n: Tensor, width: int, tau: float) -> torch.dtype:
 
 
 def _group(place: Place, ordered: list[int], scores: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor,
-           tau: float, transposed: bool) -> _Group:  # fmt: skip
+           tau: float, transposed: bool, dtype: torch.dtype | None = None) -> _Group:  # fmt: skip
     s, n = place.take(scores), place.take_lists(lengths)
-    dtype = _compute_dtype(s, n, place.width, tau)
-    g = _Group(
+    dtype = dtype or _compute_dtype(s, n, place.width, tau)
+    return _Group(
         s.to(dtype), n.to(dtype), place.take(rank_weight).to(dtype), place.take(gains).to(dtype),
         tau, transposed, ordered[place.stop - 1] < place.width,
     )  # fmt: skip
-    g.allocate()
-    return g
+
+
+def keeps_kernel(width: int, iters: int, transposed: bool) -> bool:
+    """Whether :func:`forward` hands its kernels on to the backward (``[B, N, N]``): while they are
+    no bigger than the ``[steps, B, N]`` history, so what lives between the two stays
+    ``O(iterations · B · N)``; longer lists rebuild theirs in the backward."""
+    return width <= steps(iters, transposed)
 
 
 def forward(
     scores: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, iters: int, transposed: bool,
     tol: float | None,
-) -> tuple[Tensor, Tensor, Tensor]:
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Smooth DCG ``[B]`` of compact lists (row ``b``'s first ``lengths[b]`` entries are its items),
-    and what :func:`backward` needs: ``history [steps, B, N]`` (each step's scaling, for groups
-    run with one kernel in ``scores``' dtype) and ``record [B, 2]`` int64 (steps run, kernels
-    used) per list."""
+    and what :func:`backward` needs: ``history [steps, B, N]`` (each step's scaling) and
+    ``kernels`` (``[B, N, N]`` where :func:`keeps_kernel`, else ``[0, N, N]``), both for groups run
+    with one kernel in ``scores``' dtype, and ``record [B, 3]`` int64 (steps run, kernels used,
+    1 where the group ran in float64) per list."""
     batch, width = scores.shape
-    dcg = torch.zeros(batch, dtype=scores.dtype, device=scores.device)
-    history = torch.zeros(steps(iters, transposed), batch, width, dtype=scores.dtype, device=scores.device)
-    record = torch.zeros(batch, 2, dtype=torch.int64, device=scores.device)
+    like = {"dtype": scores.dtype, "device": scores.device}
+    dcg = torch.zeros(batch, **like)
+    history = torch.zeros(steps(iters, transposed), batch, width, **like)
+    kernels = torch.zeros(batch if keeps_kernel(width, iters, transposed) else 0, width, width, **like)
+    record = torch.zeros(batch, 3, dtype=torch.int64, device=scores.device)
     groups, ordered, order = _groups(lengths.tolist())
     order = None if order is None else order.to(scores.device)
     for first, stop, w in groups:
         place = Place(first, stop, w, order)
-        run = _Run(_group(place, ordered, scores, lengths, rank_weight, gains, tau, transposed), iters, tol)
+        g = _group(place, ordered, scores, lengths, rank_weight, gains, tau, transposed)
+        g.allocate()
+        run = _Run(g, iters, tol)
         m = run.run()
         place.put(dcg, run.value(m)[0].to(dcg.dtype))
-        if len(run.segments) == 1 and run.g.s.dtype == history.dtype:
+        same = g.s.dtype == scores.dtype
+        if len(run.segments) == 1 and same:
             place.put_steps(history, run.outs if isinstance(run.outs, Tensor) else torch.stack(run.outs))
-        place.put_rows(record, torch.tensor([[len(run.kinds), len(run.segments)]], device=scores.device).expand(stop - first, 2))
-    return dcg, history, record
+            if len(kernels):
+                place.put_square(kernels, m[0])
+        done = torch.tensor([[len(run.kinds), len(run.segments), int(not same)]], device=scores.device)
+        place.put_rows(record, done.expand(stop - first, 3))
+    return dcg, history, kernels, record
 
 
 def backward(
     grad_dcg: Tensor, scores: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor, history: Tensor,
-    record: Tensor, tau: float, iters: int, transposed: bool, tol: float | None,
+    kernels: Tensor, record: Tensor, tau: float, iters: int, transposed: bool, tol: float | None,
 ) -> Tensor:
     """Gradient of ``Σ grad_dcg · dcg`` with respect to ``scores`` (0 at padding), from
-    :func:`forward`'s ``history`` and ``record``."""
+    :func:`forward`'s ``history``, ``kernels`` and ``record``."""
     grad = torch.zeros_like(scores)
     groups, ordered, order = _groups(lengths.tolist())
     runs = record.tolist()
@@ -575,14 +589,22 @@ def backward(
     with _subnormals_flushed(scores.device):
         for first, stop, w in groups:
             place = Place(first, stop, w, order)
-            g = _group(place, ordered, scores, lengths, rank_weight, gains, tau, transposed)
-            done, kernels = runs[first if order is None else int(order[first])]
-            if kernels == 1 and g.s.dtype == scores.dtype:
+            done, segments, upcast = runs[first if order is None else int(order[first])]
+            dtype = torch.float64 if upcast else scores.dtype
+            g = _group(place, ordered, scores, lengths, rank_weight, gains, tau, transposed, dtype)
+            if segments == 1 and not upcast:
                 run = _Run(g, iters, None)
                 del run.kinds[done:]
-                m = g.kept = run.begin()
+                if len(kernels):
+                    k = place.take_square(kernels)
+                    m = g.kept = (k, k.transpose(1, 2).contiguous() if w <= TRANSPOSE_COPY_MAX else k.transpose(1, 2))
+                    run.segments = [(0, run.ones, run.ones)]  # one segment; its vectors are not needed again
+                else:
+                    g.allocate()
+                    m = g.kept = run.begin()
                 run.outs = place.take_steps(history)[:done]
             else:  # the same absorptions (and dtype) as the forward's, which kept no record of them
+                g.allocate()
                 run = _Run(g, iters, tol)
                 m = run.run()
             mean = run.value(m)[1]

@@ -2,7 +2,7 @@ r"""The kernel Sinkhorn as registered PyTorch operators, so that autograd, ``tor
 FakeTensor tracing and ``torch.export`` each see one op.
 
 ``torch_ndcg::sinkhorn_dcg(values, lengths, rank_weight, gains, tau, iters, transposed, tol)
--> (dcg, history, record)``
+-> (dcg, history, kernels, record)``
 
 * ``values`` ``[B, N]`` float: list ``b``'s scores are ``values[b, :lengths[b]]`` (compact: real
   items first; what follows is padding and is never read, whatever it holds);
@@ -11,7 +11,7 @@ FakeTensor tracing and ``torch.export`` each see one op.
 * ``dcg`` ``[B]`` the smooth DCG :math:`\sum_i w_i \sum_j P_{ij} g_j` of NeuralNDCG (with the
   plain or ``transposed`` Sinkhorn of ``iters`` iterations at temperature ``tau``, stopping early
   once every sum is within ``tol`` of 1 when ``tol`` is given), 0 for an empty list;
-  ``history`` and ``record`` are what the backward needs (not differentiable).
+  ``history``, ``kernels`` and ``record`` are what the backward needs (not differentiable).
 
 A flat layout (items of all lists in one vector with their list's index) reaches it by
 scattering into the compact ``[B, N]`` block. The op is differentiable in ``values`` only. Its
@@ -36,7 +36,7 @@ from .sinkhorn_dense import dense_dcg
 def sinkhorn_dcg(
     values: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, iters: int, transposed: bool,
     tol: float | None,
-) -> tuple[Tensor, Tensor, Tensor]:
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     return sinkhorn_kernel.forward(values, lengths, rank_weight, gains, tau, iters, transposed, tol)
 
 
@@ -44,33 +44,35 @@ def sinkhorn_dcg(
 def _(values, lengths, rank_weight, gains, tau, iters, transposed, tol):
     batch, width = values.shape
     history = values.new_empty(sinkhorn_kernel.steps(iters, transposed), batch, width)
-    return values.new_empty(batch), history, lengths.new_empty(batch, 2, dtype=torch.int64)
+    kept = batch if sinkhorn_kernel.keeps_kernel(width, iters, transposed) else 0
+    kernels = values.new_empty(kept, width, width)
+    return values.new_empty(batch), history, kernels, lengths.new_empty(batch, 3, dtype=torch.int64)
 
 
 @torch.library.custom_op("torch_ndcg::sinkhorn_dcg_backward", mutates_args=(), device_types=("cpu", "cuda"))
 def sinkhorn_dcg_backward(
     grad_dcg: Tensor, values: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor, history: Tensor,
-    record: Tensor, tau: float, iters: int, transposed: bool, tol: float | None,
+    kernels: Tensor, record: Tensor, tau: float, iters: int, transposed: bool, tol: float | None,
 ) -> Tensor:
     return sinkhorn_kernel.backward(
-        grad_dcg, values, lengths, rank_weight, gains, history, record, tau, iters, transposed, tol
+        grad_dcg, values, lengths, rank_weight, gains, history, kernels, record, tau, iters, transposed, tol
     )
 
 
 @sinkhorn_dcg_backward.register_fake
-def _(grad_dcg, values, lengths, rank_weight, gains, history, record, tau, iters, transposed, tol):
+def _(grad_dcg, values, lengths, rank_weight, gains, history, kernels, record, tau, iters, transposed, tol):
     return torch.empty_like(values)
 
 
 def _setup_context(ctx, inputs, output) -> None:
     values, lengths, rank_weight, gains, tau, iters, transposed, tol = inputs
-    _, history, record = output
-    ctx.save_for_backward(values, lengths, rank_weight, gains, history, record)
+    _, history, kernels, record = output
+    ctx.save_for_backward(values, lengths, rank_weight, gains, history, kernels, record)
     ctx.options = (tau, iters, transposed, tol)
 
 
-def _backward(ctx, grad_dcg, _grad_history, _grad_record):
-    values, lengths, rank_weight, gains, history, record = ctx.saved_tensors
+def _backward(ctx, grad_dcg, _grad_history, _grad_kernels, _grad_record):
+    values, lengths, rank_weight, gains, history, kernels, record = ctx.saved_tensors
     tau, iters, transposed, tol = ctx.options
     if grad_dcg is None:
         return (None,) * 8
@@ -86,7 +88,7 @@ def _backward(ctx, grad_dcg, _grad_history, _grad_record):
         (grad,) = torch.autograd.grad(dense_dcg(real, relaxation), values, grad_dcg, create_graph=True)
         return grad, None, None, None, None, None, None, None
     grad = torch.ops.torch_ndcg.sinkhorn_dcg_backward(
-        grad_dcg, values, lengths, rank_weight, gains, history, record, tau, iters, transposed, tol
+        grad_dcg, values, lengths, rank_weight, gains, history, kernels, record, tau, iters, transposed, tol
     )
     return grad, None, None, None, None, None, None, None
 
@@ -103,5 +105,5 @@ def kernel_dcg(scores: Tensor, relaxation: SortRelaxation, tol: float | None = N
     lengths = r.valid.sum(-1)
     order = torch.argsort((~r.valid).to(torch.int8), dim=-1, stable=True)  # real items first
     values = scores.gather(-1, order)
-    dcg, _, _ = sinkhorn_dcg(values, lengths, r.rank_weight, r.gains.gather(-1, order), r.tau, r.iters, r.transposed, tol)
+    dcg, *_ = sinkhorn_dcg(values, lengths, r.rank_weight, r.gains.gather(-1, order), r.tau, r.iters, r.transposed, tol)
     return dcg

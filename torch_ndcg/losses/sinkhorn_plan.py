@@ -90,6 +90,15 @@ class Place:
         """Writes the group's whole rows ``values [b, ...]`` into ``target``."""
         target[slice(self.first, self.stop) if self.lists is None else self.lists] = values
 
+    def take_square(self, t: Tensor) -> Tensor:
+        """The group's ``[b, width, width]`` block of a ``[B, N, N]`` tensor (a copy)."""
+        return self.take_lists(t)[:, : self.width, : self.width].contiguous()
+
+    def put_square(self, target: Tensor, values: Tensor) -> None:
+        """Writes the group's ``[b, width, width]`` values into ``[B, N, N]`` ``target``."""
+        rows = slice(self.first, self.stop) if self.lists is None else self.lists
+        target[rows, : self.width, : self.width] = values
+
     def put(self, target: Tensor, values: Tensor) -> None:
         """Writes the group's per-list ``[b]`` or per-item ``[b, width]`` values into ``target``."""
         rows = slice(self.first, self.stop) if self.lists is None else self.lists
