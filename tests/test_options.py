@@ -497,8 +497,10 @@ def test_choices_are_stated_once_by_their_type():
         (option_groups.LOSS_EMPTY, option_groups.LossEmpty), (option_groups.WEIGHTINGS, option_groups.Weighting),
     ]:  # fmt: skip
         assert choices == typing.get_args(kind)
-    for name in ("DEFAULTS", "LOSS_DEFAULTS", "settle", "MetricOptions", "Definition"):
+    for name in ("settle", "MetricOptions", "Definition", "NDCGLossOptions"):
         assert not hasattr(option_groups, name), name
+    # DEFAULTS and LOSS_DEFAULTS answer only through their deprecation (test_old_defaults_tables_…)
+    assert "DEFAULTS" not in vars(option_groups) and "LOSS_DEFAULTS" not in vars(option_groups)
 
 
 def test_every_signature_takes_the_named_default():
