@@ -206,8 +206,6 @@ def clip_cutoff(k: int | None, length: int) -> int:
 
 def sum_to_cutoffs(terms: Tensor, cutoffs: Cutoffs) -> Tensor:
     """``[..., D]`` per-rank terms → ``[..., C]`` sums over the first ``k`` ranks, one per cutoff."""
-    if len(cutoffs) == 1 and clip_cutoff(cutoffs[0], terms.shape[-1]) == terms.shape[-1]:
-        return terms.sum(-1, keepdim=True)  # (the usual case: the terms stop at the one cutoff)
     totals = torch.cumsum(terms, dim=-1)
     index = [clip_cutoff(k, terms.shape[-1]) - 1 for k in cutoffs]
     if len(index) == 1:

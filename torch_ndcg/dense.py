@@ -254,7 +254,8 @@ def _tie_groups(gains: Tensor, hits: Tensor | None, ranks: TopRanks) -> RankStat
         group_size = torch.where(in_last, at_threshold.sum(-1, keepdim=True), group_size)
         if hits is not None:
             group_hits = torch.where(in_last, (hits * at_threshold).sum(-1, keepdim=True), group_hits)
-    position = torch.arange(depth, device=values.device).expand_as(values)
+    position = torch.arange(depth, device=values.device, dtype=gains.dtype if hits is None else torch.long)
+    position = position.expand(values.shape)
     group_start = None
     if top_hits is not None:
         # Each group's first slot, looked up by group id; non-first slots write to a spare
@@ -265,7 +266,7 @@ def _tie_groups(gains: Tensor, hits: Tensor | None, ranks: TopRanks) -> RankStat
         hits_before = _exclusive_cumsum(top_hits).gather(-1, group_start)
         group_start = group_start.to(gains.dtype)
     return RankStatistics(
-        position=position.to(gains.dtype),
+        position=position.to(gains.dtype),  # (a free view when it is already in gains' dtype)
         group_gain=group_gain,
         group_size=group_size,
         group_hits=group_hits,
