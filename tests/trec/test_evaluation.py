@@ -12,6 +12,7 @@ import torch
 import torch_ndcg as tn
 from torch_ndcg import trec
 from torch_ndcg.trec import evaluation
+import peak_memory
 from trec_files import MEASURES, iprec_at_trec_eval_9_counts, random_case, write_qrels, write_run
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -241,7 +242,6 @@ def test_exp2_overflow_is_refused_as_in_the_library(tmp_path):
 
 def test_ideal_gains_cost_follows_the_judged_documents(tmp_path):
     # A [queries, largest R] table of ideal gains took 9 GiB for this case (pytrec_eval: 28 MiB).
-    peak_memory = pytest.importorskip("peak_memory")
     qrels = {f"q{i}": {f"d{i}": 1} for i in range(20_000)} | {"big": {f"b{j}": 1 + j % 3 for j in range(20_000)}}
     run = {f"q{i}": {f"d{i}": 1.0} for i in range(20_000)} | {"big": {f"b{j}": float(-j) for j in range(0, 20_000, 2)}}
     files = write_qrels(tmp_path / "q", qrels), write_run(tmp_path / "r", run)

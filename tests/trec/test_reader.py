@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from torch_ndcg.trec import reader, read_qrels, read_run
+import peak_memory
 
 DATA = Path(__file__).parent / "data"
 
@@ -174,7 +175,6 @@ def test_a_line_over_a_mebibyte_is_refused_by_line(tmp_path, monkeypatch, block)
 
 
 def test_reading_a_run_with_one_long_line_follows_the_files_size(tmp_path):
-    peak_memory = pytest.importorskip("peak_memory")
     path = tmp_path / "r"
     with open(path, "w") as out:
         for i in range(60_000):  # about 2.3 MiB
