@@ -97,7 +97,7 @@ def _rank(
         if rows is None:
             return flat.rank(
                 scores, relevance, indexes, gain=gain, ties=ties, validate=validate, weights=weights,
-                threshold=threshold, unretrieved=unretrieved,
+                threshold=threshold, unretrieved=unretrieved, hits=not metric.graded,
             )
         scores, relevance, mask, weights = rows
     lists = dense.prepare(
