@@ -83,7 +83,8 @@ def prepare(
     bad callable gains) only with ``validate``. With ``unretrieved``, a ``-inf`` score marks an
     item that is never ranked but still counts in the ideal DCG and in R.
     """
-    dtype = check_layout(scores, relevance, mask)
+    check_layout(scores, relevance, mask)
+    dtype = d.compute_dtype(scores, relevance, weights)
     float_scores = as_float_scores("scores", scores)
     if validate:
         check_values(float_scores, relevance, mask, gain, dtype, unretrieved=unretrieved)

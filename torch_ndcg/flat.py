@@ -251,7 +251,7 @@ def rank(
     marks an item that gains nothing at a rank but counts in the ideal DCG and in R.
     """
     float_scores = as_float_scores("scores", scores)
-    dtype = d.compute_dtype(scores, relevance)
+    dtype = d.compute_dtype(scores, relevance, weights)
     if validate:
         check_score_values("scores", float_scores, None, unretrieved=unretrieved)
         check_relevance_values("relevance", relevance, None)
