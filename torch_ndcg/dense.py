@@ -29,6 +29,7 @@ from .validation import (
     check_tensor,
     check_weighted_gains,
     check_weights,
+    warn_if_swapped,
 )
 
 
@@ -88,6 +89,7 @@ def prepare(
     float_scores = as_float_scores("scores", scores)
     if validate:
         check_values(float_scores, relevance, mask, gain, dtype, unretrieved=unretrieved)
+        warn_if_swapped(float_scores, relevance, mask)
     if mask is not None:
         # where(), not multiplication: masked labels may be NaN or negative.
         relevance = torch.where(mask, relevance, torch.zeros_like(relevance))

@@ -37,6 +37,7 @@ from .validation import (
     check_score_values,
     check_weighted_gains,
     check_weights,
+    warn_if_swapped,
 )
 
 
@@ -255,6 +256,7 @@ def rank(
     if validate:
         check_score_values("scores", float_scores, None, unretrieved=unretrieved)
         check_relevance_values("relevance", relevance, None)
+        warn_if_swapped(float_scores, relevance, None)
 
     prior = None
     if ties in ("worst", "best"):
