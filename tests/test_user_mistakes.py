@@ -44,6 +44,7 @@ def test_swapped_scores_and_relevance_warn_once_per_call_site():
     (LABELS, torch.tensor([[1.0, 0.0, 1.0, 0.0]]), {}),  # binary labels, not probabilities
     (torch.tensor([[2.0, 2.0, 2.0, 2.0]]), PROBABILITIES, {}),  # one score value: nothing to tell
     (LABELS * 7, PROBABILITIES, {}),  # scores beyond label-like integers
+    (torch.tensor([[5.0, 4.0, 3.0, 2.0]]), PROBABILITIES, {}),  # scores made from ranks (5 - rank)
     (LABELS + 0.5, PROBABILITIES, {}),  # scores that are not whole numbers
 ])
 def test_no_swap_warning_where_nothing_looks_swapped(scores, relevance, options):

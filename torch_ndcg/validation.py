@@ -203,13 +203,14 @@ def check_weighted_gains(gains: Tensor, mask: Tensor | None) -> None:
         )
 
 
-#: The largest score that still "looks like a label" in :func:`warn_if_swapped`.
-_LABEL_LIKE_SCORE = 10
+#: The largest score that still "looks like a label" in :func:`warn_if_swapped`: the graded
+#: scales of the LETOR data sets (0..4). Scores made from ranks (5 - rank, 10 - rank) stay above it.
+_LABEL_LIKE_SCORE = 4
 
 
 def warn_if_swapped(scores: Tensor, relevance: Tensor, mask: Tensor | None) -> None:
     """Warn when ``relevance`` looks like probabilities (floats in [0, 1], some strictly between)
-    and ``scores`` like small integer labels (whole numbers in 0..10, at least two of them
+    and ``scores`` like small integer labels (whole numbers in 0..4, at least two of them
     different): most likely the two arguments were swapped, which gives a plausible value and
     no error. A warning, not an error (soft labels and integer scores are legal); run with
     ``validate=True`` only (it reads values), shown once per calling line."""
