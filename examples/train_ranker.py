@@ -157,11 +157,39 @@ def load_model(directory: str | Path) -> tuple[MLPScorer, Config]:
     missing = [name for name in ("model.pt", "config.json") if not (directory / name).is_file()]
     if missing:
         raise ValueError(f"{directory} is not a saved model (--save-model DIR): missing {', '.join(missing)}")
-    config = make_config(json.loads((directory / "config.json").read_text()), {})
-    state = torch.load(directory / "model.pt", weights_only=True)
-    model = MLPScorer(state["mean"].shape[0], config.hidden, config.dropout)
-    model.load_state_dict(state)
+    config_path, model_path = directory / "config.json", directory / "model.pt"
+    try:
+        settings = json.loads(config_path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{config_path}: not the JSON that --save-model writes ({error})") from None
+    if not isinstance(settings, dict):
+        raise ValueError(f"{config_path}: expected a JSON object of config keys, got a {type(settings).__name__}")
+    try:
+        config = make_config(settings, dict.fromkeys(settings, str(config_path)))
+    except TypeError as error:
+        raise ValueError(str(error)) from None
+    try:
+        state = torch.load(model_path, weights_only=True)
+    except Exception as error:  # noqa: BLE001 (whatever the bytes provoke: UnpicklingError, RuntimeError, KeyError…)
+        raise ValueError(f"{model_path}: not a model saved by --save-model ({type(error).__name__}: "
+                         f"{_one_line(error)})") from None
+    mean = state.get("mean") if isinstance(state, dict) else None
+    if not isinstance(mean, Tensor) or mean.dim() != 1:
+        got = f"a {type(state).__name__}" if not isinstance(state, dict) else "no 1-D 'mean' tensor"
+        raise ValueError(f"{model_path}: expected a model's state (a dict with a 1-D 'mean' tensor), got {got}")
+    model = MLPScorer(mean.shape[0], config.hidden, config.dropout)
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as error:
+        # load_state_dict's message: a header, then one line per mismatch.
+        details = [line.strip() for line in str(error).splitlines()[1:] if line.strip()] or [_one_line(error)]
+        more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
+        raise ValueError(f"{model_path} does not match {config_path}: {details[0]}{more}") from None
     return model.eval(), config
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())
 
 
 def item_scores(scorer: Scorer, dataset: RankingDataset) -> Tensor:

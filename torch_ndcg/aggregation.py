@@ -54,7 +54,7 @@ def weighted_reduce(values: Tensor, weights: Tensor, reduction: str) -> Tensor:
     0 is 0."""
     if reduction == "none":
         raise ValueError('sample_weight weighs the mean or sum over queries: it has no effect with reduction="none"')
-    total, mass = weighted_sums(values, weights)
+    total, mass = weighted_sums(values, weights, torch.promote_types(values.dtype, weights.dtype))
     if reduction == "sum":
         return total
     return torch.where(mass > 0, total / mass, 0.0)

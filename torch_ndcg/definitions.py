@@ -93,9 +93,10 @@ def resolve_discount(discount: Discount) -> DiscountFn:
     return _named("discount", discount, _DISCOUNTS)
 
 
-def compute_dtype(*tensors: Tensor | None) -> torch.dtype:
-    """float64 if any input is float64, else float32 (half precision accumulates in float32)."""
-    if any(t is not None and t.dtype == torch.float64 for t in tensors):
+def compute_dtype(*tensors: object) -> torch.dtype:
+    """float64 if any input is float64, else float32 (half precision accumulates in float32);
+    what is not a tensor (None, or a bad argument that its own check refuses) counts for nothing."""
+    if any(isinstance(t, Tensor) and t.dtype == torch.float64 for t in tensors):
         return torch.float64
     return torch.float32
 

@@ -29,6 +29,7 @@ from .validation import (
     check_tensor,
     check_weighted_gains,
     check_weights,
+    warn_if_swapped,
 )
 
 
@@ -83,10 +84,12 @@ def prepare(
     bad callable gains) only with ``validate``. With ``unretrieved``, a ``-inf`` score marks an
     item that is never ranked but still counts in the ideal DCG and in R.
     """
-    dtype = check_layout(scores, relevance, mask)
+    check_layout(scores, relevance, mask)
+    dtype = d.compute_dtype(scores, relevance, weights)
     float_scores = as_float_scores("scores", scores)
     if validate:
         check_values(float_scores, relevance, mask, gain, dtype, unretrieved=unretrieved)
+        warn_if_swapped(float_scores, relevance, mask)
     if mask is not None:
         # where(), not multiplication: masked labels may be NaN or negative.
         relevance = torch.where(mask, relevance, torch.zeros_like(relevance))
@@ -159,10 +162,11 @@ def rank(lists: DenseLists, depth: int, ties: str, *, hits: bool, validate: bool
 
     ``ties="average"`` keeps tie groups (skipped when the top ``depth`` scores are known to be
     distinct: the group statistics are a dozen small kernels that dominate small batches);
-    ``"first"``, ``"worst"`` and ``"best"`` break ties by index, ascending relevance and
-    descending relevance (gains and hits are functions of relevance, so the order inside equal
-    relevance cannot matter). ``hits=False`` leaves out the relevant-item statistics, which
-    gain-only metrics do not need.
+    ``"first"`` breaks ties by index; ``"worst"`` and ``"best"`` by ascending and descending
+    value of what the metric sums: the relevance, which orders the hits (``hits=True``), or the
+    gains times the per-item weights (``hits=False``, gain-only metrics, which do not need the
+    relevant-item statistics). Ordering weighted gains by relevance let an item of equal label
+    but larger weight come first under "worst", above the "average" value.
     """
     item_hits = lists.is_relevant().to(lists.dtype) if hits else None
     gains = lists.gains
@@ -170,7 +174,8 @@ def rank(lists: DenseLists, depth: int, ties: str, *, hits: bool, validate: bool
         gains = torch.where(lists.retrieved, gains, torch.zeros_like(gains))
         item_hits = None if item_hits is None else torch.where(lists.retrieved, item_hits, torch.zeros_like(item_hits))
     if ties != "average":
-        ranks = top_ranks(lists.scores, depth, tie_break=_tie_priority(lists.relevance, ties))
+        summed = lists.relevance if hits else gains  # (hits follow the relevance; weighted gains need not)
+        ranks = top_ranks(lists.scores, depth, tie_break=_tie_priority(summed, ties))
         return _ordered(gains, item_hits, ranks.index)
     ranks = top_ranks(lists.scores, depth, find_ties=may_read_values(lists.scores, validate))
     if ranks.distinct:
@@ -213,12 +218,12 @@ def ideal_dcg(lists: DenseLists, cutoffs: Cutoffs, discount: d.Discount) -> Tens
     return sum_to_cutoffs(best * d.discounts(depth, discount, lists.dtype, lists.scores.device), cutoffs)
 
 
-def _tie_priority(relevance: Tensor, ties: str) -> Tensor:
-    """Larger priority ranks first among equal scores."""
+def _tie_priority(values: Tensor, ties: str) -> Tensor:
+    """Larger priority ranks first among equal scores: ``values`` ascending for "worst"."""
     if ties == "first":
-        n = relevance.shape[-1]
-        return -torch.arange(n, device=relevance.device, dtype=relevance.dtype).expand_as(relevance)
-    return -relevance if ties == "worst" else relevance
+        n = values.shape[-1]
+        return -torch.arange(n, device=values.device, dtype=values.dtype).expand_as(values)
+    return -values if ties == "worst" else values
 
 
 def _group_sums(group_id: Tensor, values: Tensor) -> Tensor:

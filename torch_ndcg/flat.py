@@ -38,6 +38,7 @@ from .validation import (
     check_score_values,
     check_weighted_gains,
     check_weights,
+    warn_if_swapped,
 )
 
 
@@ -272,22 +273,30 @@ def rank(
     weights: Tensor | None = None,
     threshold: float | None = None,
     unretrieved: bool = False,
+    hits: bool = True,
 ) -> Segments:
     """Rank every query segment of checked flat inputs (tie-aware, no loop over queries).
 
     ``ties="first"`` ranks the earlier item of the flat input first; ``"worst"``/``"best"``
-    rank tied items by ascending/descending relevance. With ``unretrieved``, a ``-inf`` score
+    rank tied items by ascending/descending value of what the metric sums: relevance, which
+    orders the hits (``hits=True``), or gains times ``weights``. With ``unretrieved``, a ``-inf`` score
     marks an item that gains nothing at a rank but counts in the ideal DCG and in R.
     """
     float_scores = as_float_scores("scores", scores)
-    dtype = d.compute_dtype(scores, relevance)
+    dtype = d.compute_dtype(scores, relevance, weights)
     if validate:
         check_score_values("scores", float_scores, None, unretrieved=unretrieved)
         check_relevance_values("relevance", relevance, None)
+        warn_if_swapped(float_scores, relevance, None)
 
     prior = None
     if ties in ("worst", "best"):
-        prior = torch.sort(relevance.to(dtype), descending=ties == "best", stable=True).indices
+        if hits:  # hits follow the relevance
+            summed = relevance.to(dtype)
+        else:
+            summed = d.gains(relevance.to(dtype), gain, dtype)
+            summed = summed if weights is None else summed * weights.to(dtype)
+        prior = torch.sort(summed, descending=ties == "best", stable=True).indices
     order, query_start, group_start = _lex_sort(indexes, float_scores, prior)
     real_relevance = _take(relevance, order).to(dtype)
     gains = d.gains(real_relevance, gain, dtype)

@@ -23,13 +23,16 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
 ``k`` may be a sequence: ``NDCG(k=(1, 5, 10)).compute()`` returns
 ``{"ndcg@1": …, "ndcg@5": …, "ndcg@10": …}`` (ready for ``self.log_dict``); a single ``k``
 returns a scalar tensor. ``empty="skip"`` leaves queries with nothing relevant out of both the
-sum and the count; ``compute()`` before any ``update`` warns and returns 0.
+sum and the count. A ``compute()`` that has seen no query (before any ``update``, after batches
+``[0, N]`` only, or every query skipped by ``empty="skip"`` or ``ignore_index``) warns and
+returns 0, a mean over nothing.
 
 torchmetrics' ``aggregation``: ``"mean"`` (the default) keeps the constant sum/count state;
 ``"median"``, ``"min"``, ``"max"`` or a callable ``f(values, dim=None)`` need every per-query
 value, so those keep 8 bytes per query and cutoff (gathered across ranks at ``compute()``).
 ``sample_weight`` (per dense or ranked batch) weighs the mean, so it needs ``"mean"``.
-``ignore_index`` (scored classes) leaves out items whose label equals it, as a mask would.
+``ignore_index`` (scored classes) leaves out items whose label equals it, as a mask would, and
+a query left without an item is no query (as in torchmetrics, in the dense and flat forms alike).
 """
 
 from __future__ import annotations
@@ -230,12 +233,20 @@ class _Accumulated(Metric):
             # A mean over nothing (no update, every query skipped, or a total weight of 0) is 0, as
             # in the functional form.
             results = torch.where(count > 0, total / count, 0.0).to(self.dtype)
+            nothing = not bool((count > 0).any())
         else:
             kept = getattr(self, self._per_query)
             parts = [dim_zero_cat(kept)] if _rows(kept) else []
             parts += [] if now is None else [now.to(torch.float64)]
             values = torch.cat(parts) if parts else torch.zeros(0, len(self.cutoffs), dtype=torch.float64)
             results = aggregate_columns(values, self._aggregate).to(self.dtype)
+            nothing = not bool((values == values).any())  # NaN marks a skipped query
+        if nothing and self._update_count:  # (before any update, torchmetrics warns itself)
+            warnings.warn(
+                f"{type(self).__name__}.compute() has seen no query (only batches without rows, or every "
+                "query skipped by empty='skip' or ignore_index): it returns 0, a mean over nothing",
+                UserWarning, stacklevel=4,  # _result, compute, torchmetrics' wrapper, the caller
+            )
         if not self._many:
             return results[0]
         name = self._function.__name__
@@ -333,6 +344,14 @@ class _ScoredMetric(_Accumulated):
             check_mask(mask, relevance.shape)
             kept = relevance != self.ignore_index
             mask = kept if mask is None else mask & kept
+            if indexes is None:
+                # A row left without an item is no query, as in the flat form and torchmetrics
+                # (not an empty query, which ``empty`` would score).
+                scores, relevance, mask, weights, sample_weight = _drop_empty_rows(
+                    scores, relevance, mask, weights, sample_weight
+                )
+                if scores.numel() == 0:
+                    return
         if indexes is not None:
             if weights is not None or sample_weight is not None:
                 # A flat query may span batches: its weights would have to be kept per item.
@@ -395,6 +414,21 @@ class _ScoredMetric(_Accumulated):
             **self._options,
         )
         return self._result(values.reshape(values.shape[0], -1))
+
+
+def _drop_empty_rows(
+    scores: Tensor, relevance: Tensor, mask: Tensor, weights: Tensor | None, sample_weight: Tensor | None
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None, Tensor | None]:
+    """The rows of a dense batch that keep an item, as ``[R, N]`` (all of them, untouched, when
+    every row keeps one or when a shape is wrong: the metric function names that)."""
+    check_tensor("scores", scores)
+    rows = mask.any(-1)
+    shapes_match = scores.shape == mask.shape and (weights is None or getattr(weights, "shape", None) == mask.shape)
+    shapes_match = shapes_match and (sample_weight is None or getattr(sample_weight, "shape", None) == rows.shape)
+    if not shapes_match or bool(rows.all()):
+        return scores, relevance, mask, weights, sample_weight
+    pick = lambda t: None if t is None else t[rows]  # noqa: E731
+    return scores[rows], relevance[rows], mask[rows], pick(weights), pick(sample_weight)
 
 
 class _RankedMetric(_Accumulated):

@@ -48,7 +48,8 @@ def ordered_pair_accuracy(
     rax's semantics); ``"best"`` counts it right, ``"average"`` half right (the expectation over both
     orders), ``"first"`` right when the more relevant item comes first in the input. A list without
     a pair of different labels is what ``empty`` decides (rax gives it 0, as ``empty="zero"``).
-    Each list costs ``[N, N]`` memory: every pair is compared at once.
+    Each list costs ``[N, N]`` memory: every pair is compared at once (a dense batch ``[B, N, N]``;
+    the flat form pads each query to at most twice its own length, so its cost follows Σ nᵢ²).
 
     Example:
         >>> import torch, torch_ndcg as tn
@@ -63,7 +64,17 @@ def ordered_pair_accuracy(
     check_flag("validate", validate)
     if indexes is not None:
         scores, relevance, indexes, _ = flat.select(scores, relevance, indexes, mask)
-        scores, relevance, mask, _ = flat.as_rows(scores, relevance, indexes, always=True)
+        right, count = _flat_pair_counts(scores, relevance, indexes, ties, validate)
+    else:
+        right, count = _pair_counts(scores, relevance, mask, ties, validate)
+    values = apply_empty((right / count).unsqueeze(-1), (count == 0).unsqueeze(-1), empty)
+    return reduce_queries(values, False, reduction, sample_weight, validate)
+
+
+def _pair_counts(scores: Tensor, relevance: Tensor, mask: Tensor | None, ties: str, validate: bool
+                 ) -> tuple[Tensor, Tensor]:
+    """Per list of ``[..., N]``: the pairs ordered right (ties credited as ``ties`` says) and the
+    pairs with different labels; ``[..., N, N]`` memory."""
     lists = dense.prepare(scores, relevance, mask, "linear", validate)
     real = lists.scores > -torch.inf  # (only padding has a -inf score here)
     pairs = (lists.relevance.unsqueeze(-1) > lists.relevance.unsqueeze(-2)) & real.unsqueeze(-1) & real.unsqueeze(-2)
@@ -77,6 +88,27 @@ def ordered_pair_accuracy(
         credit = torch.where(higher > 0, 1.0, torch.where(higher == 0, tied, 0.0))
     count = pairs.sum((-2, -1)).to(lists.dtype)
     right = torch.where(pairs, credit.to(lists.dtype), 0.0).sum((-2, -1))
-    values = apply_empty((right / count).unsqueeze(-1), (count == 0).unsqueeze(-1), empty)
-    return reduce_queries(values, False, reduction, sample_weight, validate)
+    return right, count
+
+
+def _flat_pair_counts(scores: Tensor, relevance: Tensor, indexes: Tensor, ties: str, validate: bool
+                      ) -> tuple[Tensor, Tensor]:
+    """:func:`_pair_counts` of each query (ascending ``indexes``), with memory that follows
+    Σ nᵢ² rather than queries × the longest²: queries of n items in (2ᵇ⁻¹, 2ᵇ] are padded
+    together, to at most twice their length."""
+    queries, query, size = torch.unique(indexes, return_inverse=True, return_counts=True)
+    bucket = torch.log2(size.to(torch.float64)).ceil().long()
+    right = count = None
+    for b in torch.unique(bucket).tolist():
+        members = torch.nonzero(bucket == b).squeeze(-1)
+        items = bucket[query] == b
+        rows = flat.as_rows(scores[items], relevance[items], query[items], always=True)
+        part_right, part_count = _pair_counts(rows.scores, rows.relevance, rows.mask, ties, validate)
+        if right is None:
+            right = part_right.new_zeros(queries.shape[0])
+            count = part_count.new_zeros(queries.shape[0])
+        right.index_copy_(0, members, part_right)
+        count.index_copy_(0, members, part_count)
+    assert right is not None and count is not None, "flat.select refuses a batch without items"
+    return right, count
 

@@ -160,7 +160,7 @@ def prepare_ranked(
     rows = batch_shape.numel()
     ranked = ranked_ids.reshape(rows, ranked_ids.shape[-1]).long()
     target = target_ids.reshape(rows, target_ids.shape[-1]).long()
-    dtype = d.compute_dtype(target_relevance)
+    dtype = d.compute_dtype(target_relevance, weights)
     if target_relevance is None:
         relevance = torch.ones(target.shape, dtype=dtype, device=target.device)
     else:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import sys
+import warnings
 from collections.abc import Callable, Iterable
 from typing import ParamSpec, TypeVar
 
@@ -230,6 +232,47 @@ def check_weighted_gains(gains: Tensor, mask: Tensor | None) -> None:
         raise ValueError(
             "weights times the gains overflow a list's DCG; use smaller weights or float64 inputs"
         )
+
+
+#: The largest score that still "looks like a label" in :func:`warn_if_swapped`: the graded
+#: scales of the LETOR data sets (0..4). Scores made from ranks (5 - rank, 10 - rank) stay above it.
+_LABEL_LIKE_SCORE = 4
+
+
+def warn_if_swapped(scores: Tensor, relevance: Tensor, mask: Tensor | None) -> None:
+    """Warn when ``relevance`` looks like probabilities (floats in [0, 1], some strictly between)
+    and ``scores`` like small integer labels (whole numbers in 0..4, at least two of them
+    different): most likely the two arguments were swapped, which gives a plausible value and
+    no error. A warning, not an error (soft labels and integer scores are legal); run with
+    ``validate=True`` only (it reads values), shown once per calling line."""
+    if torch.compiler.is_compiling() or not relevance.is_floating_point() or relevance.numel() < 2:
+        return
+    if mask is not None:
+        scores, relevance = scores[mask], relevance[mask]
+    if relevance.numel() < 2:
+        return
+    low, high = relevance.aminmax()
+    if not (bool(low >= 0) and bool(high <= 1) and bool(((relevance > 0) & (relevance < 1)).any())):
+        return
+    scores = scores[torch.isfinite(scores)]
+    if scores.numel() < 2:
+        return
+    low, high = scores.aminmax()
+    if bool(low >= 0) and bool(high <= _LABEL_LIKE_SCORE) and bool(high > low) and bool((scores == scores.round()).all()):
+        warnings.warn(
+            "relevance looks like probabilities (values in [0, 1]) and scores like small integer labels: "
+            "are they swapped? The order is (scores, relevance): the model's outputs first, then the labels",
+            UserWarning, stacklevel=_caller_stacklevel(),
+        )
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside torch_ndcg (and torchmetrics' wrappers)
+    for a ``warnings.warn`` made in the function that calls this one."""
+    frame, level = sys._getframe(2), 2  # (the frame of stacklevel 2: whoever called that function)
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] in ("torch_ndcg", "torchmetrics"):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 __getattr__ = options.moved(

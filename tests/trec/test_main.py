@@ -65,3 +65,22 @@ def test_a_bad_file_exits_with_its_path_and_line(tmp_path, capsys):
         main([str(DATA / "qrels.test"), str(bad)])
     assert exit_.value.code == 2
     assert f"{bad}:2: field 5 (score) must be a number, got b'x'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["missing/x.tsv", "."])
+def test_a_bad_tsv_path_is_refused_before_evaluating(tmp_path, capsys, where):
+    with pytest.raises(SystemExit) as exit_:
+        main(["-m", "map", "--tsv", str(tmp_path / where), str(DATA / "qrels.test"), str(DATA / "results.test")])
+    assert exit_.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"--tsv {tmp_path / where}" in err and "Traceback" not in err
+
+
+def test_ids_are_printed_as_the_files_bytes(tmp_path, capfdbinary):
+    (tmp_path / "q").write_bytes("q\xe9 0 Россия 1\nq\xe9 0 Франция 0\n".encode() + b"\xff 0 d 1\n")
+    (tmp_path / "r").write_bytes("q\xe9 Q0 Россия 1 2.5 run\nq\xe9 Q0 Франция 2 1.0 run\n".encode() + b"\xff Q0 d 1 1 r\xfe\n")
+    assert main(["-q", "-m", "P.1", "-m", "runid", "--tsv", str(tmp_path / "t.tsv"), str(tmp_path / "q"), str(tmp_path / "r")]) == 0
+    out = capfdbinary.readouterr().out
+    assert "P_1                   \tq\xe9\t1.0000\n".encode() in out and b"P_1                   \t\xff\t1.0000\n" in out
+    assert b"runid                 \tall\tr\xfe\n" in out and b"P_1                   \tall\t1.0000\n" in out
+    assert b"\xff\t1.0" in (tmp_path / "t.tsv").read_bytes()

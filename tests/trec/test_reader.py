@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from torch_ndcg.trec import reader, read_qrels, read_run
+import peak_memory
 
 DATA = Path(__file__).parent / "data"
 
@@ -112,3 +113,72 @@ def test_a_short_line_after_blank_lines_is_refused(tmp_path):
     path.write_bytes(b"\n\n\n1\n")
     with pytest.raises(ValueError, match=r"short.qrels:4: expected 4 fields"):
         read_qrels(path)
+
+
+def test_ids_split_only_at_c_whitespace(tmp_path, monkeypatch):
+    # numpy's parser, reading latin-1, took 0xA0, 0x85 and 0x1C-0x1F for whitespace: "Россия"
+    # holds 0xA0 (Р is D0 A0) and was cut in two, so the rank was read as the score.
+    text = "q\u03a01 Q0 Россия 1 2.5 run\nq\u03a01 Q0 Франция 2 1.0 run\nq\xe02 Q0 a\x1cb\x85c 1 3 run\n"
+    for block in (1 << 25, 40):
+        monkeypatch.setattr(reader, "_BLOCK", block)
+        run = read_run(_write(tmp_path / "r", text))
+        assert [run.qids[q].decode() for q in run.query] == ["q\u03a01", "q\u03a01", "q\xe02"]
+        assert [run.docnos[d].decode() for d in run.doc] == ["Россия", "Франция", "a\x1cb\x85c"]
+        assert run.score.tolist() == [2.5, 1.0, 3.0]
+    qrels = read_qrels(_write(tmp_path / "q", "q\u03a01 0 Россия 1\nq\u03a01\v0\fФранция\r0\n"))
+    assert [qrels.docnos[d].decode() for d in qrels.doc] == ["Россия", "Франция"]
+
+
+@pytest.mark.parametrize(
+    "read, text, message",
+    [
+        (read_run, "q Q0 d 1 1_000 t\n", r":1: field 5 \(score\) must be a number, got b'1_000'"),
+        (read_run, "q Q0 d 1 2.5 t\nq Q0 e 2 0x10 t\n", r":2: field 5 \(score\) must be a number, got b'0x10'"),
+        (read_run, "q Q0 d 1 \u0661 t\n", r":1: field 5 \(score\) must be a number"),
+        (read_qrels, "q 0 d 1_0\n", r":1: field 4 \(rel\) must be an integer, got b'1_0'"),
+        (read_qrels, "q 0 d 1\nq 0 e +1_1\n", r":2: field 4 \(rel\) must be an integer, got b'\+1_1'"),
+    ],
+)
+def test_python_only_number_syntax_is_refused(tmp_path, read, text, message):
+    # Python reads "1_000" as 1000; trec_eval's atof/atol read 1. Neither reading is safe to guess.
+    with pytest.raises(ValueError, match=message):
+        read(_write(tmp_path / "bad.txt", text))
+
+
+def test_c_number_syntax_is_read(tmp_path):
+    run = read_run(_write(tmp_path / "r", "q Q0 a 1 +1 t\nq Q0 b 1 .5 t\nq Q0 c 1 1. t\nq Q0 d 1 -1E+2 t\n"
+                                          "q Q0 e 1 Infinity t\nq Q0 f 1 -inf t\nq Q0 g 1 007 t\n"))
+    assert run.score.tolist() == [1.0, 0.5, 1.0, -100.0, float("inf"), float("-inf"), 7.0]
+    assert read_qrels(_write(tmp_path / "q", "q 0 a +1\nq 0 b -2\nq 0 c 007\n")).relevance.tolist() == [1, -2, 7]
+
+
+def test_one_long_line_costs_its_own_bytes(tmp_path):
+    # Columns as wide as the longest line made 60,000 ordinary lines and one 40 kB docno take GiBs.
+    lines = [f"q{i % 50} Q0 doc{i} {i} {1 / (i + 1)!r} run\n" for i in range(2000)]
+    long_docno = "x" * 100_000
+    path = _write(tmp_path / "r", "".join(lines[:1000]) + f"q1 Q0 {long_docno} 1 0.5 run\n" + "".join(lines[1000:]))
+    run = read_run(path)
+    assert run.docnos.dtype == object and long_docno.encode() in run.docnos.tolist()
+    assert run.score.size == 2001 and run.score[1000] == 0.5
+    # The same ids as a file of ordinary lines gives.
+    short = read_run(_write(tmp_path / "s", "".join(lines)))
+    assert set(short.docnos.tolist()) == set(run.docnos.tolist()) - {long_docno.encode()}
+
+
+@pytest.mark.parametrize("block", [1 << 16, 1 << 25])
+def test_a_line_over_a_mebibyte_is_refused_by_line(tmp_path, monkeypatch, block):
+    monkeypatch.setattr(reader, "_BLOCK", block)
+    with pytest.raises(ValueError, match=r"r:3: line longer than 1048576 bytes"):
+        read_run(_write(tmp_path / "r", "q Q0 a 1 1 t\nq Q0 b 1 1 t\nq Q0 " + "c" * (2 << 20) + " 1 1 t\n"))
+    with pytest.raises(ValueError, match=r"r:2: line longer than 1048576 bytes"):  # no newline at all
+        read_qrels(_write(tmp_path / "r", "q 0 a 1\n" + "z" * (3 << 20)))
+
+
+def test_reading_a_run_with_one_long_line_follows_the_files_size(tmp_path):
+    path = tmp_path / "r"
+    with open(path, "w") as out:
+        for i in range(60_000):  # about 2.3 MiB
+            out.write(f"q{i % 50} Q0 doc{i} {i} {1 / (i + 1)!r} run\n")
+        out.write("q1 Q0 " + "x" * 40_000 + " 1 0.5 run\n")
+    growth = peak_memory.peak_growth("import torch_ndcg.trec as trec", f"trec.read_run({str(path)!r})")
+    assert growth < 256 << 20, f"{growth / 2**20:.0f} MiB"

@@ -68,6 +68,17 @@ class SortRelaxation:
     transposed: bool
 
 
+def check_loss_scores(scores: object) -> None:
+    """A loss differentiates its scores: integer or bool scores (no gradient can reach them) are a
+    TypeError here, not a loss without ``grad_fn`` that fails at ``backward()``. Float scores
+    without gradient (a validation loss under ``no_grad``) are fine."""
+    if isinstance(scores, Tensor) and not (scores.is_floating_point() or scores.is_complex()):
+        raise TypeError(
+            f"scores must be a floating point tensor (a loss's gradient flows into the scores), got {scores.dtype}; "
+            "the model's raw outputs go in scores, the labels in relevance"
+        )
+
+
 def prepare(
     scores: Tensor,
     relevance: Tensor,
@@ -81,6 +92,7 @@ def prepare(
 ) -> LossLists:
     """Check inputs exactly as the metrics do and compute the exact IDCG@k (skipped, a sort
     per list, with ``ideal=False`` for losses that only ask whether anything is relevant)."""
+    check_loss_scores(scores)
     cutoff = single_cutoff(k)
     lists = prepare_dense(scores, relevance, mask, gain, validate)
     idcg = ideal_dcg(lists, (cutoff,), discount)[..., 0].reshape(-1) if ideal else None

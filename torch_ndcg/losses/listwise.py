@@ -54,6 +54,7 @@ def _checked(scores: Tensor, relevance: Tensor, mask: Tensor | None, options: Lo
     checked options."""
     empty, reduction, validate = options.empty, options.reduction, options.validate
     gain = getattr(options, "gain", DEFAULT_GAIN)
+    common.check_loss_scores(scores)
     dtype = check_layout(scores, relevance, mask)
     scores = as_float_scores("scores", scores).to(dtype)
     relevance = relevance.to(dtype)

@@ -9,6 +9,7 @@ precision, for significance tests.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -77,19 +78,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tsv", metavar="PATH", help="write every per-query value of every run to PATH")
     args = parser.parse_args(argv)
     try:
+        if args.tsv:  # before the evaluation, which may take minutes, not after it
+            _check_writable(args.tsv)
         qrels = read_qrels(args.qrels)
         results = []
         for path in args.runs:
             result = evaluate(qrels, read_run(path), args.measures, relevance_level=args.level,
                               complete=args.complete, gain=args.gain)
-            sys.stdout.write(format_evaluation(result, args.per_query))
+            _write(sys.stdout, format_evaluation(result, args.per_query))
             results.append(result)
+        if args.tsv:
+            with open(args.tsv, "w", encoding="utf-8", errors="surrogateescape") as out:
+                write_tsv(results, out)
     except (OSError, ValueError, TypeError) as error:
         parser.exit(2, f"python -m torch_ndcg.trec: error: {error}\n")
-    if args.tsv:
-        with open(args.tsv, "w", encoding="utf-8") as out:
-            write_tsv(results, out)
     return 0
+
+
+def _check_writable(path: str) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"--tsv {path}: is a directory; give a file name")
+    if not os.path.isdir(folder):
+        raise ValueError(f"--tsv {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise ValueError(f"--tsv {path}: not writable")
+
+
+def _write(out: TextIO, text: str) -> None:
+    """``text`` with ids as the files' bytes (ids that are not UTF-8 carry surrogates)."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        out.write(text)
+        return
+    out.flush()
+    buffer.write(text.encode("utf-8", "surrogateescape"))
+    buffer.flush()
 
 
 if __name__ == "__main__":

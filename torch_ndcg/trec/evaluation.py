@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .. import definitions as d
 from . import measures as m
 from .names import COUNTS, Measures, cutoff_name, output_names, parse
 from .reader import Qrels, Run, read_qrels, read_run
@@ -41,10 +42,13 @@ COUNT_UP_TO = 48
 
 @dataclass(frozen=True)
 class Evaluation:
-    """Per-query values (``[Q]`` float64 tensors, queries in ``qids`` order) and trec_eval's ``all`` line."""
+    """Per-query values (``[Q]`` float64 tensors, queries in ``qids`` order) and trec_eval's ``all`` line.
+
+    ``runid`` and ``qids`` are the file's bytes decoded from UTF-8, bytes that are not UTF-8
+    through ``surrogateescape`` (``qid.encode("utf-8", "surrogateescape")`` is the file's id)."""
 
     runid: str
-    qids: list[str]  # evaluated queries, in strcmp order
+    qids: list[str]  # evaluated queries, in strcmp order of their bytes
     per_query: dict[str, Tensor]  # trec_eval's name ("P_10") -> [Q]
     summary: dict[str, float | int | str]  # name -> the "all" value (runid, num_q, means, sums of counts)
 
@@ -89,7 +93,7 @@ def evaluate(
     run = run if isinstance(run, Run) else _typed(run, "run", read_run)
     rows, judged = _judged(qrels, run, relevance_level, complete, gain)
     per_query = _compute(wanted, judged)
-    qids = [q.decode("utf-8", "backslashreplace") for q in qrels.qids[rows].tolist()]
+    qids = [q.decode("utf-8", "surrogateescape") for q in qrels.qids[rows].tolist()]
     return Evaluation(run.tag, qids, per_query, _summary(wanted, per_query, run.tag, len(qids)))
 
 
@@ -103,6 +107,10 @@ def _lookup(vocabulary: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Index of each value in a sorted vocabulary, -1 where absent."""
     if vocabulary.size == 0:
         return np.full(values.shape, -1, dtype=np.int64)
+    if vocabulary.dtype.kind == "O" or values.dtype.kind == "O":  # ids kept as Python bytes
+        vocabulary, values = vocabulary.astype(object), values.astype(object)
+        at = np.searchsorted(vocabulary, values).clip(max=vocabulary.size - 1)
+        return np.where(vocabulary[at] == values, at, -1).astype(np.int64)
     # Searching with the vocabulary's own dtype: another width would make numpy copy it all.
     fits = np.char.str_len(values) <= vocabulary.dtype.itemsize
     values = values.astype(vocabulary.dtype)
@@ -130,12 +138,13 @@ def _judged(qrels: Qrels, run: Run, level: int, complete: bool, gain: str) -> tu
     q_row = row_of_qrels_query[qrels.query[keep]]
     q_rel = qrels.relevance[keep]
     q_doc = _lookup(run.docnos, qrels.docnos)[qrels.doc[keep]]
+    _check_exp2(qrels.path, q_row, q_rel, n_rows, gain)
     q_gain = m.gains(torch.from_numpy(q_rel), gain)
     q_hit = q_rel >= level
     q_miss = (q_rel >= 0) & ~q_hit  # judged non-relevant (negative values are unjudged to trec_eval)
     relevant = np.bincount(q_row, weights=q_hit, minlength=n_rows)
     nonrelevant = np.bincount(q_row, weights=q_miss, minlength=n_rows)
-    ideal = _ideal(q_row, q_gain.numpy(), n_rows)
+    ideal = _ideal(q_row, q_gain.numpy())
     retrieved = np.zeros(n_rows)
     evaluated = row_of_run_query >= 0
     retrieved[row_of_run_query[evaluated]] = run.lines_per_query[evaluated]
@@ -169,23 +178,30 @@ def _judged(qrels: Qrels, run: Run, level: int, complete: bool, gain: str) -> tu
     position = _positions(run, row_of_run_query, entry, s_row, n_rows)
     judged = m.judged(
         n_rows, t(s_row), t(position).to(torch.float64), s_gain, t(rel >= level).to(torch.float64),
-        t(relevant).unsqueeze(-1), t(retrieved).unsqueeze(-1), t(ideal),
+        t(relevant).unsqueeze(-1), t(retrieved).unsqueeze(-1), ideal,
         t(nonrelevant).unsqueeze(-1), t(misses_above).to(torch.float64),
     )
     return rows, judged
 
 
-def _ideal(row: np.ndarray, gain: np.ndarray, n_rows: int) -> np.ndarray:
-    """``[rows, M]`` positive gains of each query's judged documents, largest first, 0-padded."""
+def _check_exp2(path: str, row: np.ndarray, relevance: np.ndarray, n_rows: int, gain: str) -> None:
+    """The library's exp2 overflow rule, each query a list of its judged documents."""
+    length = np.bincount(row, minlength=n_rows)[row]
+    try:
+        d.check_exp2_range(torch.from_numpy(relevance), gain, torch.float64, torch.from_numpy(length))
+    except ValueError as error:
+        reason = str(error).split(";")[0].replace("lists of", "a query of").replace("items", "judged documents")
+        raise ValueError(f"{path}: {reason}; use gain='linear' (--gain linear)") from None
+
+
+def _ideal(row: np.ndarray, gain: np.ndarray) -> m.Ideal:
+    """The positive gains of each query's judged documents, largest first, with their ideal ranks."""
     positive = gain > 0
     row, gain = row[positive], gain[positive]
     order = np.lexsort((-gain, row))
     row, gain = row[order], gain[order]
-    counts = np.bincount(row, minlength=n_rows)
-    starts = np.cumsum(counts) - counts
-    ideal = np.zeros((n_rows, max(int(counts.max(initial=0)), 1)))
-    ideal[row, np.arange(row.size) - starts[row]] = gain
-    return ideal
+    position = np.arange(row.size) - np.searchsorted(row, row)
+    return m.Ideal(torch.from_numpy(row), torch.from_numpy(position).to(torch.float64), torch.from_numpy(gain))
 
 
 def _positions(run: Run, row_of_run_query: np.ndarray, entry: np.ndarray, s_row: np.ndarray,

@@ -32,6 +32,15 @@ MIN_GEO_MEAN = 1e-5
 
 
 @dataclass(frozen=True)
+class Ideal:
+    """The judged documents with a positive gain, sorted by (row, gain descending)."""
+
+    row: Tensor  # [J] long query row
+    position: Tensor  # [J] float64 0-based rank in the query's ideal order
+    gain: Tensor  # [J] float64
+
+
+@dataclass(frozen=True)
 class Judged:
     """One evaluated run, as sparse slots over ``rows`` queries (all float64): the sparse answer
     to :class:`~torch_ndcg.engine.RankedQueries`. Cutoffs are floats here (``inf`` = the whole run)."""
@@ -41,7 +50,7 @@ class Judged:
     ranks: RankStatistics  # [T] one retrieved relevant document per slot, position = 0-based rank
     relevant_judged: Tensor  # [rows, 1] R: judged documents with relevance ≥ the threshold
     retrieved: Tensor  # [rows, 1] documents the run retrieved for the query
-    ideal_gains: Tensor  # [rows, M] gains of all judged documents of the query, largest first, 0-padded
+    ideal_gains: Ideal  # every judged document with a positive gain, in each query's ideal order
     nonrelevant_judged: Tensor  # [rows, 1] N: judged documents with 0 ≤ relevance < the threshold
     nonrelevant_above: Tensor  # [T] retrieved judged non-relevant documents ranked above each slot
 
@@ -56,12 +65,14 @@ class Judged:
         return d.log2_discount(self.ranks.position + 1)
 
     def ideal(self, discount: d.Discount, cutoffs: tuple[float, ...]) -> Tensor:
-        # trec_eval's ideal ranks every judged document of the query, retrieved or not.
-        width = self.ideal_gains.shape[-1]
-        ideal = torch.cumsum(self.ideal_gains * d.discounts(width, "log2", torch.float64, self.ideal_gains.device), -1)
-        ideal = torch.nn.functional.pad(ideal, (1, 0))
-        at = torch.tensor([min(k, width) for k in cutoffs], device=ideal.device)
-        return ideal.index_select(-1, at)
+        # trec_eval's ideal ranks every judged document of the query, retrieved or not; summed
+        # sparsely, so one query with many judged documents costs its own documents only.
+        ideal = self.ideal_gains
+        limit = torch.tensor(cutoffs, dtype=torch.float64, device=ideal.gain.device)
+        inside = (ideal.position.unsqueeze(-1) < limit).to(ideal.gain.dtype)
+        terms = ideal.gain * d.log2_discount(ideal.position + 1)
+        out = ideal.gain.new_zeros(self.rows, len(cutoffs))
+        return out.index_add_(0, ideal.row, terms.unsqueeze(-1) * inside)
 
     def relevant(self) -> Tensor:
         return self.relevant_judged
@@ -72,7 +83,7 @@ class Judged:
 
 def judged(
     rows: int, row: Tensor, position: Tensor, gain: Tensor, hit: Tensor,
-    relevant: Tensor, retrieved: Tensor, ideal_gains: Tensor, nonrelevant: Tensor, nonrelevant_above: Tensor,
+    relevant: Tensor, retrieved: Tensor, ideal: Ideal, nonrelevant: Tensor, nonrelevant_above: Tensor,
 ) -> Judged:
     """Build the slots of sorted ``(row, position)`` pairs; ``hit`` is 1.0 where relevance ≥ threshold."""
     starts = torch.searchsorted(row, torch.arange(rows, device=row.device))
@@ -87,7 +98,7 @@ def judged(
         group_start=position,
         hits_before=hits_so_far - hit - before_row[row],
     )
-    return Judged(rows, row, ranks, relevant, retrieved, ideal_gains, nonrelevant, nonrelevant_above)
+    return Judged(rows, row, ranks, relevant, retrieved, ideal, nonrelevant, nonrelevant_above)
 
 
 def gains(relevance: Tensor, gain: d.Gain) -> Tensor:

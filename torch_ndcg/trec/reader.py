@@ -7,16 +7,27 @@ never by first appearance.
 
 Conventions, as trec_eval reads files:
 
+* Fields are separated by C's ``isspace`` bytes only (space, ``\t``, ``\n``, ``\v``, ``\f``,
+  ``\r``), in runs and qrels alike: any other byte, non-ASCII ones included, is part of an id.
+  Ids stay raw bytes here (``qids``, ``docnos``); where they come back as ``str`` (an
+  :class:`~torch_ndcg.trec.Evaluation`'s ``qids`` and ``runid``) they are decoded from UTF-8,
+  bytes that are not UTF-8 through ``surrogateescape`` (``str.encode("utf-8", "surrogateescape")``
+  gives the file's bytes back).
 * Blank lines and lines whose first non-blank character is ``#`` are skipped.
 * Runs: the ``Q0`` and ``rank`` columns are ignored (ranks come from the scores), and so is
-  anything after the tag; the score is read as float64; the run's tag is the tag of its last
-  line (trec_eval's ``runid``).
-* Qrels: the relevance is an integer (trec_eval reads it with ``atol``); a negative value is a
-  judged, non-relevant document.
+  anything after the tag; the score is read as float64 and must be a whole C decimal number
+  (``[+-]digits[.digits][e[+-]digits]``, or ``inf``/``infinity``); the run's tag is the tag of
+  its last line (trec_eval's ``runid``).
+* Qrels: the relevance is an integer, ``[+-]digits`` (trec_eval reads it with ``atol``); a
+  negative value is a judged, non-relevant document.
+* Memory follows the file's size, whatever the length of its lines: ids are kept in fixed-width
+  byte columns only while the longest is close to the typical one, else as Python bytes.
 
 Refused with a ``ValueError`` naming ``path:line`` and the field (trec_eval would truncate,
 ignore or silently read 0): a line with fewer fields than the format has (or, in qrels, more), a score that
-is not a number or is NaN, a relevance that is not an integer, a byte 0 anywhere, and the same
+is not a number in that syntax or is NaN, a relevance that is not an integer in that syntax
+(``1_000``, ``0x10``, ``1.5`` as a relevance: trec_eval's ``atof``/``atol`` would read a prefix,
+Python would read ``1_000`` as 1000), a byte 0 anywhere, a line longer than 1 MiB, and the same
 docno twice in one query (of a run or of the qrels: trec_eval stops with "duplicate docs").
 """
 
@@ -38,6 +49,12 @@ QRELS_FIELDS = ("qid", "iter", "docno", "rel")
 _BLOCK = 1 << 25  # bytes read at a time: 32 MiB, about 600,000 run lines
 _MARK = b"\x00"  # stands for a line end among the tokens of a block (a byte 0 is refused in files)
 _COMMENT = re.compile(rb"(?m)^[ \t\r\v\f]*#")
+_LONGEST_LINE = 1 << 20  # bytes: longer is not a qrels or run line (a binary file, a missing newline)
+# Bytes that numpy's parser (reading latin-1) takes for whitespace and C's isspace does not.
+_NOT_C_SPACE = re.compile(rb"[\x1c-\x1f\x85\xa0]")
+# What a C decimal number may hold: the full grammar is then Python's float()/int() of the
+# field, which reads these characters as strtod/strtol do; "_" (Python only) is not among them.
+_NUMBER_BYTES = {float: b"0123456789+-.eEinftyaINFTYA", int: b"0123456789+-"}
 
 
 @dataclass(frozen=True)
@@ -107,12 +124,30 @@ def _blocks(path: str | os.PathLike) -> Iterator[tuple[bytes, int]]:
             end = chunk.rfind(b"\n") + 1
             if end == 0:
                 rest = chunk
+                if len(rest) > _LONGEST_LINE:
+                    raise _too_long(path, line)
                 continue
             rest = chunk[end:]
+            _check_line_lengths(path, chunk[:end], line)
             yield chunk[:end], line
             line += chunk.count(b"\n", 0, end)
     if rest:
+        _check_line_lengths(path, rest + b"\n", line)
         yield rest + b"\n", line
+
+
+def _too_long(path: object, line: int) -> ValueError:
+    return _fail(path, line, f"line longer than {_LONGEST_LINE} bytes: not a qrels or run line "
+                             "(a binary file, or lines not ended by \\n?)")
+
+
+def _check_line_lengths(path: object, block: bytes, first: int) -> None:
+    if len(block) <= _LONGEST_LINE:
+        return
+    ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == ord("\n"))
+    lengths = np.diff(ends, prepend=-1)
+    if lengths.max() > _LONGEST_LINE:
+        raise _too_long(path, first + int(np.argmax(lengths > _LONGEST_LINE)))
 
 
 def _fail(path: object, line: int, message: str) -> ValueError:
@@ -174,11 +209,15 @@ def _split_block(path: object, block: bytes, first: int, names: tuple[str, ...],
 def _run_block(path: object, block: bytes, first: int, names: tuple[str, ...], value: int, kind: type
                ) -> Columns | None:
     """A run block of at least six fields a line, by numpy's C parser (several times faster than
-    splitting into Python objects); None where it cannot tell a bad line from a good one."""
+    splitting into Python objects); else what :func:`_split_block` makes of it."""
     if _MARK in block or (b"#" in block and _COMMENT.search(block)):
         return None
     ends = np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == ord("\n"))
     longest = int(np.diff(ends, prepend=-1).max())
+    # numpy's columns are as wide as the longest line: only where that costs about the block's
+    # size; and it splits at bytes that are not C whitespace (in ids such as "Россия").
+    if not _fits_columns(longest, ends.size, len(block)) or _NOT_C_SPACE.search(block):
+        return _split_block(path, block, first, names, value, kind)
     text = f"S{longest}"
     dtype = [("qid", text), ("docno", text), ("score", np.float64), ("tag", "S1")]
     try:
@@ -195,14 +234,27 @@ def _run_block(path: object, block: bytes, first: int, names: tuple[str, ...], v
     return _narrow(table["qid"]), _narrow(table["docno"]), np.ascontiguousarray(table["score"]), numbers, last
 
 
+def _fits_columns(width: int, count: int, size: int) -> bool:
+    """Whether ``count`` values in a fixed-width column of ``width`` bytes cost about ``size``
+    bytes (twice, and a little slack) rather than following one outlying value."""
+    return width * count <= 2 * size + (1 << 16)
+
+
 def _narrow(values: np.ndarray) -> np.ndarray:
     """The same byte strings in the narrowest "S" type that holds them."""
     return values.astype(f"S{max(int(np.char.str_len(values).max(initial=1)), 1)}")
 
 
 def _text(values: list) -> np.ndarray:
+    """Byte strings as a fixed-width "S" column, or as Python bytes (dtype object) where one
+    long value would make the column cost far more than the values."""
+    width = max(map(len, values), default=1)
+    if not _fits_columns(width, len(values), sum(map(len, values))):
+        column = np.empty(len(values), dtype=object)
+        column[:] = values
+        return column
     # Giving numpy the width skips its own pass over the values to find it.
-    return np.array(values, dtype=f"S{max(map(len, values), default=1)}")
+    return np.array(values, dtype=f"S{width}")
 
 
 def _read(path: str | os.PathLike, names: tuple[str, ...], value: int, kind: type, fast: Callable) -> Columns:
@@ -216,18 +268,35 @@ def _read(path: str | os.PathLike, names: tuple[str, ...], value: int, kind: typ
             parts.append(columns)
     if not parts:
         raise ValueError(f"{os.fspath(path)}: no {' '.join(names)} lines (an empty file?)")
-    joined = [np.concatenate(c) if len(parts) > 1 else c[0] for c in list(zip(*parts))[:4]]
-    return (*joined, parts[-1][4])
+    qid, docno, values, lines = (_join(c) if len(parts) > 1 else c[0] for c in list(zip(*parts))[:4])
+    return qid, docno, values, lines, parts[-1][4]
+
+
+def _join(columns: tuple[np.ndarray, ...]) -> np.ndarray:
+    """The blocks' columns as one; text columns become Python bytes where the widest block's
+    width would cost far more than the blocks' own columns."""
+    if all(c.dtype.kind != "S" for c in columns):
+        return np.concatenate(columns)
+    count = sum(c.size for c in columns)
+    width = max(c.dtype.itemsize for c in columns if c.dtype.kind == "S")
+    fixed = all(c.dtype.kind == "S" for c in columns)
+    if fixed and _fits_columns(width, count, sum(c.nbytes for c in columns)):
+        return np.concatenate(columns)
+    return np.concatenate([c.astype(object) for c in columns])
 
 
 def _numbers(path: object, values: list, lines: np.ndarray, name: str, field: int, kind: type) -> np.ndarray:
-    """Parse a column of byte strings; on failure find the first bad line for the message."""
+    """Parse a column of byte strings as C numbers; on failure find the first bad line for the message."""
     dtype = np.float64 if kind is float else np.int64
     try:
+        if b"".join(values).translate(None, _NUMBER_BYTES[kind]):
+            raise ValueError("a byte that is not part of a C number")
         parsed = np.array(values, dtype=dtype)
     except (ValueError, OverflowError):
         for value, line in zip(values, lines.tolist()):
             try:
+                if value.translate(None, _NUMBER_BYTES[kind]):
+                    raise ValueError(value)
                 np.array([value], dtype=dtype)
             except (ValueError, OverflowError):
                 expected = "a number" if kind is float else "an integer"
@@ -245,8 +314,9 @@ def _ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     numpy pads "S" values with byte 0, which sorts first, as strcmp's terminator does; values of
     at most 8 bytes compare as big-endian integers, which numpy sorts several times faster.
+    Python bytes (an object column) compare as strcmp does too (a byte 0 is refused in files).
     """
-    if values.dtype.itemsize <= 8:
+    if values.dtype.kind == "S" and values.dtype.itemsize <= 8:
         wide = values.astype("S8").view(">u8")
         unique, index = np.unique(wide, return_inverse=True)
         return unique.view("S8").astype(values.dtype), index.astype(np.int64)
@@ -290,7 +360,7 @@ def read_run(path: str | os.PathLike) -> Run:
     qids, query, lines_per_query = _query_ids(qid)
     docnos, doc = _ids(docno)
     _check_unique(path, query, doc, len(docnos), lines, docnos)
-    return Run(os.fspath(path), qids, query, docnos, doc, score, tag.decode("utf-8", "backslashreplace"),
+    return Run(os.fspath(path), qids, query, docnos, doc, score, tag.decode("utf-8", "surrogateescape"),
                lines_per_query)
 
 
