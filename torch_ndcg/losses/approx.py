@@ -15,6 +15,7 @@ from torch import Tensor
 
 from .. import definitions as d
 from ..options import LOSS_DEFAULTS, Impl, NDCGLossOptions, settle
+from .layout import flat_call
 from . import common
 
 
@@ -79,6 +80,7 @@ def approx_ndcg(
     k: d.Cutoff = None,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     temperature: float = 1.0,
     impl: Impl = "auto",
     **options: Unpack[NDCGLossOptions],
@@ -100,7 +102,7 @@ def approx_ndcg(
     IDCG@k, so as τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`.
 
     Args:
-        scores, relevance, k, mask, gain, discount, empty, reduction, validate: as in
+        scores, relevance, k, indexes, mask, gain, discount, empty, reduction, validate: as in
             :func:`torch_ndcg.ndcg` (``k`` is one cutoff; ``empty`` defaults to ``"skip"``).
         temperature: τ > 0.
         impl: ``"dense"`` (``[B, N, N]`` sigmoid matrix under autograd), ``"streaming"`` (O(B·N)
@@ -112,6 +114,8 @@ def approx_ndcg(
         >>> round(tn.approx_ndcg(scores, torch.tensor([[2, 0, 1]]), temperature=0.01).item(), 4)
         0.9502
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(approx_ndcg, locals())
     settled = settle("approx_ndcg", options, NDCGLossOptions, LOSS_DEFAULTS)
     empty, reduction, discount = settled["empty"], settled["reduction"], settled["discount"]
     check_options(temperature=temperature, empty=empty, reduction=reduction, impl=impl)

@@ -17,6 +17,7 @@ from torch import Tensor
 from .. import definitions as d
 from ..options import LOSS_DEFAULTS, LambdaLossOptions, settle
 from ..validation import check_option, check_positive
+from .layout import flat_call
 from . import common
 from .pairwise import PairTerms, pair_counts, pair_keys, pair_sum, preferred
 
@@ -52,6 +53,7 @@ def lambda_loss(
     k: d.Cutoff = None,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     weighting: str = "ndcg_loss2pp",
     sigma: float = 1.0,
     mu: float = 10.0,
@@ -79,7 +81,7 @@ def lambda_loss(
     vanishes beyond a score gap of ~23/σ; here it does not).
 
     Args:
-        scores, relevance, k, mask, gain, discount, validate: as in :func:`torch_ndcg.ndcg`
+        scores, relevance, k, indexes, mask, gain, discount, validate: as in :func:`torch_ndcg.ndcg`
             (``k`` is one cutoff or ``None``).
         weighting: one of ``"ndcg_loss2pp"``, ``"ndcg_loss2"``, ``"lambdarank"``, ``"none"``.
         sigma: σ_s > 0, the slope of the logistic.
@@ -98,6 +100,8 @@ def lambda_loss(
         >>> loss.backward(); bool(scores.grad[0, 0] < 0 < scores.grad[0, 1])
         True
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(lambda_loss, locals())
     settled = settle("lambda_loss", options, LambdaLossOptions, LOSS_DEFAULTS)
     empty, reduction, impl = settled["empty"], settled["reduction"], settled["impl"]
     common.check_loss_options(empty, reduction)

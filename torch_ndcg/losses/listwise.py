@@ -22,6 +22,7 @@ from .. import definitions as d
 from ..options import LOSS_DEFAULTS, GainLossOptions, ListLossOptions, settle
 from ..dense import check_layout, check_values, may_read_values
 from ..validation import as_float_scores, check_gain_values
+from .layout import flat_call
 from . import common
 
 
@@ -106,7 +107,8 @@ def _cross_entropy(target: Tensor, lists: Lists) -> Tensor:
 
 
 def listnet_loss(
-    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, **options: Unpack[GainLossOptions]
+    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, indexes: Tensor | None = None,
+    **options: Unpack[GainLossOptions],
 ) -> Tensor:
     r"""ListNet's top-one loss (Cao, Qin, Liu, Tsai & Li, ICML 2007).
 
@@ -120,7 +122,7 @@ def listnet_loss(
     allRank's ``listNet`` (which also adds ``1e-10`` inside the log; this function does not).
 
     Args:
-        scores, relevance, mask, gain, validate: as in :func:`torch_ndcg.ndcg`.
+        scores, relevance, indexes, mask, gain, validate: as in :func:`torch_ndcg.ndcg`.
         empty: a list with nothing relevant (IDCG = 0) or fewer than two real items: ``"skip"``
             (left out of the mean, no gradient), ``"zero"`` (loss 0, counted), ``"keep"`` (the
             formula anyway; allRank's behaviour) or ``"error"``.
@@ -135,6 +137,8 @@ def listnet_loss(
         >>> loss.backward(); bool(scores.grad[0, 0] < 0)
         True
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(listnet_loss, locals())
     settled = settle("listnet_loss", options, GainLossOptions, LOSS_DEFAULTS)
     lists = _checked(scores, relevance, mask, settled["gain"], settled)
     # −inf at padding: a list with no real item gets a NaN target, zeroed (nothing to match).
@@ -145,7 +149,8 @@ def listnet_loss(
 
 
 def softmax_loss(
-    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, **options: Unpack[GainLossOptions]
+    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, indexes: Tensor | None = None,
+    **options: Unpack[GainLossOptions],
 ) -> Tensor:
     r"""Softmax cross-entropy with label-normalised targets, as rax's ``softmax_loss``.
 
@@ -157,7 +162,7 @@ def softmax_loss(
     target distribution: it is empty (IDCG = 0), and ``empty="keep"`` gives it loss 0, as rax does.
 
     Args:
-        scores, relevance, mask, gain, validate: as in :func:`torch_ndcg.ndcg`.
+        scores, relevance, indexes, mask, gain, validate: as in :func:`torch_ndcg.ndcg`.
         empty, reduction: as in :func:`listnet_loss`.
 
     Example:
@@ -165,6 +170,8 @@ def softmax_loss(
         >>> round(tn.softmax_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[1, 0, 1]])).item(), 4)
         0.9076
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(softmax_loss, locals())
     settled = settle("softmax_loss", options, GainLossOptions, LOSS_DEFAULTS)
     lists = _checked(scores, relevance, mask, settled["gain"], settled)
     gains = lists.real(lists.gains, 0.0)
@@ -270,6 +277,7 @@ def listmle_loss(
     relevance: Tensor,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     generator: torch.Generator | None = None,
     **options: Unpack[ListLossOptions],
 ) -> Tensor:
@@ -285,7 +293,7 @@ def listmle_loss(
     with the global RNG (and adds ``1e-10`` inside the log); on tie-free labels the two agree.
 
     Args:
-        scores, relevance, mask, validate: as in :func:`torch_ndcg.ndcg`.
+        scores, relevance, indexes, mask, validate: as in :func:`torch_ndcg.ndcg`.
         generator: breaks label ties at random (on the generator's device) when given.
         empty, reduction: as in :func:`listnet_loss`.
 
@@ -294,6 +302,8 @@ def listmle_loss(
         >>> round(tn.listmle_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[2, 0, 1]])).item(), 4)
         0.7209
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(listmle_loss, locals())
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
     settled = settle("listmle_loss", options, ListLossOptions, LOSS_DEFAULTS)

@@ -49,9 +49,11 @@ class _RankingLoss(torch.nn.Module):
             arguments.apply_defaults()
             type(self)._check(**arguments.arguments, **shared)
 
-    def forward(self, scores: Tensor, relevance: Tensor, mask: Tensor | None = None) -> Tensor:
+    def forward(
+        self, scores: Tensor, relevance: Tensor, mask: Tensor | None = None, indexes: Tensor | None = None
+    ) -> Tensor:
         cutoff = (self.k,) if type(self)._cut else ()
-        return type(self)._loss(scores, relevance, *cutoff, mask=mask, **self.options)
+        return type(self)._loss(scores, relevance, *cutoff, mask=mask, indexes=indexes, **self.options)
 
     def extra_repr(self) -> str:
         shown = {"k": self.k} if type(self)._cut else {}

@@ -16,6 +16,7 @@ from torch.utils.checkpoint import checkpoint
 from .. import definitions as d
 from ..options import LOSS_DEFAULTS, NDCGLossOptions, NeuralImpl, settle
 from ..validation import check_positive
+from .layout import flat_call
 from . import common
 from .sinkhorn_kernel import kernel_dcg
 from .sinkhorn_streaming import sinkhorn_dcg
@@ -135,6 +136,7 @@ def neural_ndcg(
     k: d.Cutoff = None,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     temperature: float = 1.0,
     sinkhorn_iters: int = 50,
     transposed: bool = False,
@@ -173,7 +175,7 @@ def neural_ndcg(
     ``ties="average"`` value.
 
     Args:
-        scores, relevance, k, mask, gain, discount, empty, reduction, validate: as in
+        scores, relevance, k, indexes, mask, gain, discount, empty, reduction, validate: as in
             :func:`torch_ndcg.ndcg` (``k`` is one cutoff; ``empty`` defaults to ``"skip"``).
         temperature: τ > 0; smaller is closer to the exact metric and has sparser gradients.
         sinkhorn_iters: Sinkhorn iterations, ≥ 1.
@@ -203,6 +205,8 @@ def neural_ndcg(
         >>> round(tn.neural_ndcg(scores, torch.tensor([[2, 0, 1]]), temperature=0.01).item(), 4)
         0.9502
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(neural_ndcg, locals())
     settled = settle("neural_ndcg", options, NDCGLossOptions, LOSS_DEFAULTS)
     empty, reduction, discount = settled["empty"], settled["reduction"], settled["discount"]
     check_options(

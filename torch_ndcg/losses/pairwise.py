@@ -22,6 +22,7 @@ from torch.autograd.function import once_differentiable
 
 from ..options import LOSS_DEFAULTS, PairLossOptions, settle
 from ..validation import check_option, check_positive
+from .layout import flat_call
 from . import common
 
 # Elements per [B, block, N] slab of the streaming path: 2^22 float64 elements are 32 MiB, and a
@@ -150,7 +151,8 @@ def _mean_over_pairs(
 
 
 def ranknet_loss(
-    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, sigma: float = 1.0,
+    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, indexes: Tensor | None = None,
+    sigma: float = 1.0,
     **options: Unpack[PairLossOptions],
 ) -> Tensor:
     r"""RankNet / pairwise logistic loss (Burges et al., "Learning to Rank using Gradient
@@ -163,7 +165,7 @@ def ranknet_loss(
     with more pairs weigh more there; a batch of one list is the same number.
 
     Args:
-        scores, relevance, mask, validate: as in :func:`torch_ndcg.ndcg`.
+        scores, relevance, indexes, mask, validate: as in :func:`torch_ndcg.ndcg`.
         sigma: σ > 0, the slope of the logistic.
         empty: a list without a pair of different labels (nothing relevant, or fewer than two
             real items): ``"skip"`` (default), ``"zero"``, ``"keep"`` (0, counted) or ``"error"``.
@@ -176,12 +178,15 @@ def ranknet_loss(
         >>> round(tn.ranknet_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[2, 0, 1]])).item(), 4)
         0.2512
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(ranknet_loss, locals())
     check_positive("sigma", sigma)
     return _mean_over_pairs("ranknet_loss", scores, relevance, mask, float(sigma), F.softplus, torch.sigmoid, options)
 
 
 def pairwise_hinge_loss(
-    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, margin: float = 1.0,
+    scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, indexes: Tensor | None = None,
+    margin: float = 1.0,
     **options: Unpack[PairLossOptions],
 ) -> Tensor:
     r"""Pairwise hinge loss (Herbrich, Graepel & Obermayer 2000; RankSVM; rax's
@@ -191,7 +196,7 @@ def pairwise_hinge_loss(
               \qquad P = \{(i, j) : rel_i > rel_j,\ i, j \text{ real}\}
 
     Args:
-        scores, relevance, mask, validate: as in :func:`torch_ndcg.ndcg`.
+        scores, relevance, indexes, mask, validate: as in :func:`torch_ndcg.ndcg`.
         margin: m > 0.
         empty, reduction, impl: as in :func:`ranknet_loss`.
 
@@ -200,6 +205,8 @@ def pairwise_hinge_loss(
         >>> round(tn.pairwise_hinge_loss(torch.tensor([[2.0, 0.5, 1.0]]), torch.tensor([[2, 0, 1]])).item(), 4)
         0.1667
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(pairwise_hinge_loss, locals())
     check_positive("margin", margin)
     margin = float(margin)
     return _mean_over_pairs(
