@@ -19,7 +19,7 @@ from torch.utils.data import DistributedSampler
 import torch_ndcg as tn
 
 pytest.importorskip("torchmetrics", reason="the metric classes need torch-ndcg[metrics]")
-from torch_ndcg import metrics as M  # noqa: E402
+from torch_ndcg import exact_ddp, metrics as M  # noqa: E402
 from test_metrics_distributed import free_port  # noqa: E402
 
 WORLD = 2
@@ -187,5 +187,21 @@ def test_state_is_per_query():
     scores, relevance, _ = data()
     metric = M.NDCG(k=K)
     metric.update(scores, relevance, query_ids=torch.arange(QUERIES))
-    kept = sum(t.numel() * t.element_size() for t in (*metric.keyed_values, *metric.keyed_ids))
+    values, ids = exact_ddp.kept(metric)
+    kept = sum(t.numel() * t.element_size() for t in (*values, *ids))
     assert kept == QUERIES * (8 * len(K) + 8)  # a float64 value per cutoff and an int64 id per query
+
+
+def test_differently_configured_metrics_do_not_share_kept_values():
+    """MetricCollection shares the states of metrics whose states agree after a first batch:
+    NDCG@1 and NDCG@5 both give 1 on this one, and not later."""
+    from torchmetrics import MetricCollection
+
+    scores, relevance, _ = data()
+    collection = MetricCollection({"at1": M.NDCG(k=1), "at5": M.NDCG(k=5)})
+    collection.update(torch.tensor([[3.0, 2.0, 1.0]]), torch.tensor([[2, 1, 0]]), query_ids=torch.tensor([0]))
+    collection.update(scores[:20], relevance[:20], query_ids=torch.arange(1, 21))
+    result = collection.compute()
+    for name, k in (("at1", 1), ("at5", 5)):
+        later = tn.ndcg(scores[:20], relevance[:20], k, reduction="none")
+        torch.testing.assert_close(result[name], torch.cat([later.new_ones(1), later]).mean())

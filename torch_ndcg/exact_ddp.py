@@ -24,16 +24,22 @@ from .validation import check_ids
 
 RELATIVE_TOLERANCE = 1e-6
 
-VALUES, IDS, FAILED = "keyed_values", "keyed_ids", "keyed_rows_failed"
 
-
-def add_states(metric: Any, cutoffs: int) -> None:
+def add_states(metric: Any, cutoffs: int, tag: str) -> None:
     """The keyed states: per-query values ``[q, C]`` float64 and ids ``[q]`` int64 (gathered
-    across ranks), and how many ranks could not evaluate their flat rows (summed)."""
-    metric.add_state(VALUES, [], dist_reduce_fx="cat")
-    metric.add_state(IDS, [], dist_reduce_fx="cat")
-    metric.add_state(FAILED, torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
+    across ranks), and how many ranks could not evaluate their flat rows (summed). Their names
+    carry the metric's configuration ``tag``: values are results, and ``MetricCollection`` must
+    not share them between differently configured metrics that agree on a first batch."""
+    metric._keyed = (f"keyed_values_{tag}", f"keyed_ids_{tag}", f"keyed_failed_{tag}")
+    metric.add_state(metric._keyed[0], [], dist_reduce_fx="cat")
+    metric.add_state(metric._keyed[1], [], dist_reduce_fx="cat")
+    metric.add_state(metric._keyed[2], torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
     metric._keyed_cutoffs = cutoffs
+
+
+def kept(metric: Any) -> tuple[list[Tensor], list[Tensor]]:
+    """The per-query values and ids a metric keeps (on this rank, or gathered after a sync)."""
+    return _parts(getattr(metric, metric._keyed[0])), _parts(getattr(metric, metric._keyed[1]))
 
 
 def keep(metric: Any, values: Tensor, query_ids: Tensor, rows: tuple[int, ...], sample_weight: Tensor | None) -> None:
@@ -46,8 +52,8 @@ def keep(metric: Any, values: Tensor, query_ids: Tensor, rows: tuple[int, ...], 
         )
     if sample_weight is not None:
         raise ValueError("sample_weight weighs the running mean of rows without ids; it cannot be given with query_ids")
-    getattr(metric, VALUES).append(values.reshape(-1, metric._keyed_cutoffs).to(torch.float64))
-    getattr(metric, IDS).append(query_ids.reshape(-1).long().to(values.device))
+    getattr(metric, metric._keyed[0]).append(values.reshape(-1, metric._keyed_cutoffs).to(torch.float64))
+    getattr(metric, metric._keyed[1]).append(query_ids.reshape(-1).long().to(values.device))
 
 
 def fold_rows(metric: Any, row_values: Callable[[], tuple[Tensor, Tensor] | None], row_states: tuple[str, ...]) -> None:
@@ -56,33 +62,35 @@ def fold_rows(metric: Any, row_values: Callable[[], tuple[Tensor, Tensor] | None
 
     A rank whose rows fail to evaluate (a bad label, say) still takes part in the exchange, so
     no rank waits forever; the error is raised after it, on every rank (see :func:`distinct`)."""
+    values_name, ids_name, failed_name = metric._keyed
+    values, ids = kept(metric)
     try:
         evaluated = row_values()
     except (ValueError, TypeError) as error:
         metric._keyed_error = error
-        setattr(metric, FAILED, getattr(metric, FAILED) + 1)
+        setattr(metric, failed_name, getattr(metric, failed_name) + 1)
         evaluated = None
     if evaluated is not None:
-        values, ids = evaluated
-        setattr(metric, VALUES, [*_parts(getattr(metric, VALUES)), values.to(torch.float64)])
-        setattr(metric, IDS, [*_parts(getattr(metric, IDS)), ids.long()])
+        values.append(evaluated[0].to(torch.float64))
+        ids.append(evaluated[1].long())
     for name in row_states:
         setattr(metric, name, [])
-    # torchmetrics stands in a 1-D tensor of the metric's dtype for an empty list state.
-    if not _count(getattr(metric, IDS)):
-        device = metric.device
-        setattr(metric, VALUES, [torch.empty(0, metric._keyed_cutoffs, dtype=torch.float64, device=device)])
-        setattr(metric, IDS, [torch.empty(0, dtype=torch.long, device=device)])
+    if not sum(part.shape[0] for part in ids):
+        # torchmetrics stands in a 1-D tensor of the metric's dtype for an empty list state.
+        values = [torch.empty(0, metric._keyed_cutoffs, dtype=torch.float64, device=metric.device)]
+        ids = [torch.empty(0, dtype=torch.long, device=metric.device)]
+    setattr(metric, values_name, values)
+    setattr(metric, ids_name, ids)
 
 
 def distinct(metric: Any, rows: tuple[Tensor, Tensor] | None) -> Tensor | None:
     """``[Q, C]`` values of every query id seen (kept, and the flat ``rows`` evaluated now), one
     per id; ``None`` when there is none. Raises ``ValueError`` for an id whose values disagree."""
-    if float(getattr(metric, FAILED)) > 0:
+    if float(getattr(metric, metric._keyed[2])) > 0:
         error = getattr(metric, "_keyed_error", None)
         metric._keyed_error = None
         raise error or ValueError("another rank could not evaluate its flat rows: see that rank's error")
-    values, ids = list(_parts(getattr(metric, VALUES))), list(_parts(getattr(metric, IDS)))
+    values, ids = kept(metric)
     if rows is not None:
         values.append(rows[0].to(torch.float64))
         ids.append(rows[1].long())
@@ -111,6 +119,3 @@ def _parts(state: list[Tensor] | Tensor) -> list[Tensor]:
     """A list state's tensors (after a synchronisation it is one concatenated tensor)."""
     return list(state) if isinstance(state, list) else [state]
 
-
-def _count(state: list[Tensor] | Tensor) -> int:
-    return sum(part.shape[0] for part in _parts(state))

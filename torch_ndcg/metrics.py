@@ -168,6 +168,7 @@ class _Accumulated(Metric):
         self._aggregate = None if aggregation == "mean" else resolve_aggregation(aggregation)
         tag = _fingerprint(type(self).__name__, self.cutoffs, {**options, "aggregation": aggregation})
         self._total, self._count, self._per_query = f"total_{tag}", f"count_{tag}", f"per_query_{tag}"
+        self._tag = tag
         size = len(self.cutoffs)
         # float64 sum and count (the queries' total sample_weight; exact counts up to 2**53).
         self.add_state(self._total, torch.zeros(size, dtype=torch.float64), dist_reduce_fx="sum")
@@ -263,7 +264,7 @@ class _ScoredMetric(_Accumulated):
         self.add_state("flat_scores", [], dist_reduce_fx="cat")
         self.add_state("flat_relevance", [], dist_reduce_fx="cat")
         self.add_state("flat_indexes", [], dist_reduce_fx="cat")
-        exact_ddp.add_states(self, len(self.cutoffs))
+        exact_ddp.add_states(self, len(self.cutoffs), self._tag)
 
     def update(
         self,
@@ -344,11 +345,11 @@ class _ScoredMetric(_Accumulated):
         self.flat_indexes.append(indexes.reshape(-1).long())
 
     def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
+        # Each rank evaluates its own flat rows: an id on several ranks is then one repeated query.
+        exact_ddp.fold_rows(self, self._row_values, ("flat_scores", "flat_relevance", "flat_indexes"))
         # torchmetrics stands in a tensor of the metric's dtype for a rank's empty list state; the
         # gathered scores must be float64 and the ids int64 on every rank. (The sync is undone
         # after compute, so is this.)
-        # Each rank evaluates its own flat rows: an id on several ranks is then one repeated query.
-        exact_ddp.fold_rows(self, self._row_values, ("flat_scores", "flat_relevance", "flat_indexes"))
         if isinstance(self.flat_indexes, list) and not self.flat_indexes:
             self.flat_scores = [torch.empty(0, dtype=torch.float64, device=self.device)]
             self.flat_indexes = [torch.empty(0, dtype=torch.long, device=self.device)]

@@ -7,7 +7,8 @@ options, in three forms: flat items with ``indexes=`` (the lists grouped by leng
 memories added up. Every case runs in a fresh process (``--quick``: in this one); after one
 warm-up call, its peak memory is the growth of the resident set's high-water mark over the
 resident set (as in the ``losses`` table), with glibc's mmap threshold fixed
-(:data:`ALLOCATOR_ENV`) so that freed blocks leave the resident set. A padded case that does not finish within a minute is stopped and its time
+(:data:`ALLOCATOR_ENV`) so that freed blocks leave the resident set. ``[1, n]`` calls add up
+the long list's call and the two-item call times the number of two-item lists. A padded case that does not finish within a minute is stopped and its time
 estimated from the flat time and the padded/real pair count (``Q·max n² / Σ n²``), which is what
 a path costing per padded pair spends.
 """
@@ -122,11 +123,12 @@ def table(quick: bool) -> None:
         calls = {"seconds": one_long["seconds"] + len(shorts) * one_short["seconds"],
                  "peak_mib": one_long["peak_mib"] + len(shorts) * one_short["peak_mib"]}  # fmt: skip
         flat = _fresh(loss, "flat", 0, repeats, quick)
+        # The warm-up and every repeat may take up to the limit, and the process's start one more.
         padded = _fresh(loss, "padded", 0, repeats, quick, timeout=PADDED_LIMIT_S * (repeats + 2))
         for form, result in (("[1, n] calls", calls), ("flat (indexes=)", flat), ("padded [Q, max n]", padded)):
             if result is None:
                 estimate = flat["seconds"] * count * longest**2 / sum(n * n for n in lengths)
-                print(f"{loss:<11} {form:<18} does not run within {PADDED_LIMIT_S} s: est. {estimate:,.0f} s "
+                print(f"{loss:<11} {form:<18} a call takes over {PADDED_LIMIT_S} s: est. {estimate:,.0f} s "
                       f"({count} × {longest}² padded pairs at the flat rate)")  # fmt: skip
                 continue
             print(f"{loss:<11} {form:<18} {result['seconds']:10.3f} {result['peak_mib']:9.1f}  "
