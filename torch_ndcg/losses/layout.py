@@ -28,7 +28,7 @@ from torch import Tensor
 
 from .. import flat
 from ..aggregation import reduce
-from ..options import REDUCTIONS
+from ..options import LOSS_DEFAULTS, REDUCTIONS
 from ..validation import check_option
 from .sinkhorn_kernel import plan
 
@@ -45,7 +45,7 @@ def flat_call(loss: Callable[..., Tensor], arguments: dict[str, Any]) -> Tensor:
         if parameter.kind is parameter.VAR_KEYWORD:  # the **options group, spread out
             given.update(given.pop(name, None) or {})
     scores, relevance, indexes, mask = (given.pop(name) for name in ("scores", "relevance", "indexes", "mask"))
-    reduction = given.pop("reduction", "mean")
+    reduction = given.pop("reduction", LOSS_DEFAULTS["reduction"])
     check_option("reduction", reduction, REDUCTIONS)
     scores, relevance, indexes, _ = flat.select(scores, relevance, indexes, mask)
     lists = _Lists(indexes)
@@ -60,9 +60,8 @@ def flat_call(loss: Callable[..., Tensor], arguments: dict[str, Any]) -> Tensor:
         values.append(loss(place.pad(group_scores), place.pad(group_relevance), mask=place.valid, **given,
                            reduction="none"))  # fmt: skip
         order.append(group)
-    values = torch.cat(values)
-    per_list = values.new_zeros(lists.count).index_copy(0, torch.cat(order), values)
-    return reduce(per_list, reduction)
+    grouped = torch.cat(values)
+    return reduce(grouped.new_zeros(lists.count).index_copy(0, torch.cat(order), grouped), reduction)
 
 
 class _Place:
