@@ -26,14 +26,15 @@ RELATIVE_TOLERANCE = 1e-6
 
 
 def add_states(metric: Any, cutoffs: int, tag: str) -> None:
-    """The keyed states: per-query values ``[q, C]`` float64 and ids ``[q]`` int64 (gathered
-    across ranks), and how many ranks could not evaluate their flat rows (summed). Their names
+    """The keyed states: per-query values ``[q, C]`` float64 and ids ``[q]`` int64, and a mark
+    per rank that could not evaluate its flat rows (all gathered across ranks; lists, so that a
+    metric without ids keeps no byte more). Their names
     carry the metric's configuration ``tag``: values are results, and ``MetricCollection`` must
     not share them between differently configured metrics that agree on a first batch."""
     metric._keyed = (f"keyed_values_{tag}", f"keyed_ids_{tag}", f"keyed_failed_{tag}")
     metric.add_state(metric._keyed[0], [], dist_reduce_fx="cat")
     metric.add_state(metric._keyed[1], [], dist_reduce_fx="cat")
-    metric.add_state(metric._keyed[2], torch.zeros((), dtype=torch.float64), dist_reduce_fx="sum")
+    metric.add_state(metric._keyed[2], [], dist_reduce_fx="cat")
     metric._keyed_cutoffs = cutoffs
 
 
@@ -64,12 +65,12 @@ def fold_rows(metric: Any, row_values: Callable[[], tuple[Tensor, Tensor] | None
     no rank waits forever; the error is raised after it, on every rank (see :func:`distinct`)."""
     values_name, ids_name, failed_name = metric._keyed
     values, ids = kept(metric)
+    failed = False
     try:
         evaluated = row_values()
     except (ValueError, TypeError) as error:
-        metric._keyed_error = error
-        setattr(metric, failed_name, getattr(metric, failed_name) + 1)
-        evaluated = None
+        metric._keyed_error, evaluated, failed = error, None, True
+    setattr(metric, failed_name, [torch.ones(int(failed), device=metric.device)])
     if evaluated is not None:
         values.append(evaluated[0].to(torch.float64))
         ids.append(evaluated[1].long())
@@ -86,7 +87,7 @@ def fold_rows(metric: Any, row_values: Callable[[], tuple[Tensor, Tensor] | None
 def distinct(metric: Any, rows: tuple[Tensor, Tensor] | None) -> Tensor | None:
     """``[Q, C]`` values of every query id seen (kept, and the flat ``rows`` evaluated now), one
     per id; ``None`` when there is none. Raises ``ValueError`` for an id whose values disagree."""
-    if float(getattr(metric, metric._keyed[2])) > 0:
+    if sum(part.numel() for part in _parts(getattr(metric, metric._keyed[2]))):
         error = getattr(metric, "_keyed_error", None)
         metric._keyed_error = None
         raise error or ValueError("another rank could not evaluate its flat rows: see that rank's error")
