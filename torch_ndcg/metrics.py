@@ -12,10 +12,20 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
   one query may span batches: the rows are kept (20 bytes per item: a float64 score, so that
   ranking is exact as in the functional form, a label in the metric's dtype, float32 by
   default, and an int64 id) and the flat layout runs at ``compute()``, whose working memory comes on top (``python -m torch_ndcg.bench metrics``
-  measures both). Under DDP ``compute()`` all-gathers the rows, so every rank then holds the
-  union. An id must name the same query on every rank (use global query ids, not per-rank
-  batch positions). One instance may take both forms: the mean then runs over the dense
-  rows' queries and the flat rows' queries together.
+  measures both). Under DDP each rank evaluates its own rows at ``compute()`` and the ranks
+  exchange per-query values and ids: an id seen on several ranks is one query repeated (as
+  ``DistributedSampler`` repeats samples) and counts once. Keep each query's items on one rank
+  (a query may span batches, not ranks) and use global query ids, not per-rank batch positions.
+  One instance may take both forms: the mean then runs over the dense rows' queries and the
+  flat rows' queries together.
+* **exact DDP** ``update(scores, relevance, query_ids=ids)``: dense rows with one integer id per
+  row keep a value per cutoff and an id per query (``8 * len(k) + 8`` bytes), and ``compute()``
+  counts each id once, whichever rank saw it and however often; the same id with values that
+  differ by more than 1e-6 (relative) is a ``ValueError`` naming it. Without ids, dense rows are
+  summed as they come: ``DistributedSampler`` pads the dataset by repeating samples until every
+  rank has as many, so those repeated queries count twice and the value depends on the world
+  size (``drop_last=True`` drops samples instead). Pass ``query_ids``, or use a sampler that
+  does not repeat, such as ``range(rank, len(dataset), world_size)`` as each rank's indices.
 * **ranked** ``RankedNDCG`` … ``update(ranked_ids, target_ids, target_relevance=None)``: a
   recommended list against its ground truth (see :func:`torch_ndcg.ranked.ndcg`), with the
   same constant sum/count state as the dense form.
@@ -50,7 +60,7 @@ if TYPE_CHECKING:  # (typing.Unpack is Python 3.11+; the annotations are never e
     from typing_extensions import Unpack
 
 from . import definitions as d
-from . import functional, ranked
+from . import exact_ddp, functional, ranked
 from .options import (
     AP_NORMALISERS,
     DEFAULT_AGGREGATION,
@@ -193,6 +203,7 @@ class _Accumulated(Metric):
         self._aggregate = None if aggregation == "mean" else resolve_aggregation(aggregation)
         tag = _fingerprint(type(self).__name__, self.cutoffs, {**options, "aggregation": aggregation})
         self._total, self._count, self._per_query = f"total_{tag}", f"count_{tag}", f"per_query_{tag}"
+        self._tag = tag
         size = len(self.cutoffs)
         # float64 sum and count (the queries' total sample_weight; exact counts up to 2**53).
         self.add_state(self._total, torch.zeros(size, dtype=torch.float64), dist_reduce_fx="sum")
@@ -317,6 +328,7 @@ class _ScoredMetric(_Accumulated):
         self.add_state("flat_scores", [], dist_reduce_fx="cat")
         self.add_state("flat_relevance", [], dist_reduce_fx="cat")
         self.add_state("flat_indexes", [], dist_reduce_fx="cat")
+        exact_ddp.add_states(self, len(self.cutoffs), self._tag)
 
     def update(
         self,
@@ -327,6 +339,7 @@ class _ScoredMetric(_Accumulated):
         indexes: Tensor | None = None,
         weights: Tensor | None = None,
         sample_weight: Tensor | None = None,
+        query_ids: Tensor | None = None,
     ) -> None:
         """Add a dense batch ``[..., N]`` (one query per row), or flat rows of queries ``indexes``.
 
@@ -338,6 +351,10 @@ class _ScoredMetric(_Accumulated):
             weights: per-item weights of the scores' shape (rax's ``weights``; dense form only).
             sample_weight: per-query weights ``[...]`` in the mean (scikit-learn's
                 ``sample_weight``; dense form only).
+            query_ids: integer id of every row ``[...]`` (dense form): each id counts once in
+                ``compute()``, on whichever rank and however often it was seen (exact under
+                ``DistributedSampler``, which repeats samples to even out the ranks); keeps a
+                value per cutoff and an id per query. Without ids, rows are summed as they come.
         """
         if self.ignore_index is not None:
             check_tensor("relevance", relevance)
@@ -347,8 +364,8 @@ class _ScoredMetric(_Accumulated):
             if indexes is None:
                 # A row left without an item is no query, as in the flat form and torchmetrics
                 # (not an empty query, which ``empty`` would score).
-                scores, relevance, mask, weights, sample_weight = _drop_empty_rows(
-                    scores, relevance, mask, weights, sample_weight
+                scores, relevance, mask, weights, sample_weight, query_ids = _drop_empty_rows(
+                    scores, relevance, mask, weights, sample_weight, query_ids
                 )
                 if scores.numel() == 0:
                     return
@@ -359,6 +376,8 @@ class _ScoredMetric(_Accumulated):
                     "weights and sample_weight are taken by the dense form of update (one query per row), "
                     "not with indexes; use the functional form for flat weighted queries"
                 )
+            if query_ids is not None:
+                raise ValueError("query_ids names the rows of a dense batch; with indexes every item has its id already")
             self._store(scores, relevance, mask, indexes)
             return
         # Inference mode skips autograd's bookkeeping on every small kernel: the values only
@@ -369,7 +388,10 @@ class _ScoredMetric(_Accumulated):
                 scores, relevance, self.cutoffs, mask=mask, reduction="none", validate=self.validate,
                 **weighted, **self._options,
             )
-            self._accumulate(values, sample_weight)
+            if query_ids is None:
+                self._accumulate(values, sample_weight)
+            else:
+                exact_ddp.keep(self, values, query_ids, tuple(scores.shape[:-1]), sample_weight)
 
     def _store(self, scores: Tensor, relevance: Tensor, mask: Tensor | None, indexes: Tensor) -> None:
         check_tensor("scores", scores)
@@ -396,6 +418,8 @@ class _ScoredMetric(_Accumulated):
         self.flat_indexes.append(indexes.reshape(-1).long())
 
     def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
+        # Each rank evaluates its own flat rows: an id on several ranks is then one repeated query.
+        exact_ddp.fold_rows(self, self._row_values, ("flat_scores", "flat_relevance", "flat_indexes"))
         # torchmetrics stands in a tensor of the metric's dtype for a rank's empty list state; the
         # gathered scores must be float64 and the ids int64 on every rank. (The sync is undone
         # after compute, so is this.)
@@ -404,31 +428,41 @@ class _ScoredMetric(_Accumulated):
             self.flat_indexes = [torch.empty(0, dtype=torch.long, device=self.device)]
         super()._sync_dist(*args, **kwargs)
 
-    def compute(self) -> Result:
+    def _row_values(self) -> tuple[Tensor, Tensor] | None:
+        """Per-query values ``[Q, C]`` of the kept flat rows and their ids (ascending), or None."""
         if not _rows(self.flat_indexes):
-            return self._result()
+            return None
         rows = (self.flat_scores, self.flat_relevance, self.flat_indexes)
         scores, relevance, indexes = (dim_zero_cat(state) for state in rows)
         values = self._function(
             scores, relevance, self.cutoffs, indexes=indexes, reduction="none", validate=self.validate,
             **self._options,
         )
-        return self._result(values.reshape(values.shape[0], -1))
+        return values.reshape(values.shape[0], -1), torch.unique(indexes)
+
+    def compute(self) -> Result:
+        return self._result(exact_ddp.distinct(self, self._row_values()))
 
 
 def _drop_empty_rows(
-    scores: Tensor, relevance: Tensor, mask: Tensor, weights: Tensor | None, sample_weight: Tensor | None
-) -> tuple[Tensor, Tensor, Tensor, Tensor | None, Tensor | None]:
+    scores: Tensor,
+    relevance: Tensor,
+    mask: Tensor,
+    weights: Tensor | None,
+    sample_weight: Tensor | None,
+    query_ids: Tensor | None,
+) -> tuple[Tensor, Tensor, Tensor, Tensor | None, Tensor | None, Tensor | None]:
     """The rows of a dense batch that keep an item, as ``[R, N]`` (all of them, untouched, when
     every row keeps one or when a shape is wrong: the metric function names that)."""
     check_tensor("scores", scores)
     rows = mask.any(-1)
     shapes_match = scores.shape == mask.shape and (weights is None or getattr(weights, "shape", None) == mask.shape)
-    shapes_match = shapes_match and (sample_weight is None or getattr(sample_weight, "shape", None) == rows.shape)
+    for per_row in (sample_weight, query_ids):
+        shapes_match = shapes_match and (per_row is None or getattr(per_row, "shape", None) == rows.shape)
     if not shapes_match or bool(rows.all()):
-        return scores, relevance, mask, weights, sample_weight
+        return scores, relevance, mask, weights, sample_weight, query_ids
     pick = lambda t: None if t is None else t[rows]  # noqa: E731
-    return scores[rows], relevance[rows], mask[rows], pick(weights), pick(sample_weight)
+    return scores[rows], relevance[rows], mask[rows], pick(weights), pick(sample_weight), pick(query_ids)
 
 
 class _RankedMetric(_Accumulated):

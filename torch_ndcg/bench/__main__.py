@@ -8,6 +8,7 @@ import importlib
 TABLES = {
     "eval": "exact metrics against torchmetrics and scikit-learn",
     "losses": "NeuralNDCG / ApproxNDCG forward+backward time and peak memory; the standard losses vs allRank",
+    "flat_losses": "losses on flat items (indexes=) vs padded rows vs one call per list, skewed list sizes",
     "metrics": "stateful metric classes in a validation loop against torchmetrics",
     "gpu": "CUDA: losses (dense, streaming, Triton) and the exact metric",
     "trec": "TREC run evaluation (read + evaluate) against ranx and pytrec_eval",

@@ -9,6 +9,10 @@ its scalings), the default on CPU.
 The field's standard losses take the same inputs: ``listnet_loss``, ``softmax_loss`` and
 ``listmle_loss`` (listwise), ``ranknet_loss`` and ``pairwise_hinge_loss`` (pairwise, streamed
 over blocks of pairs for long lists) and ``lambda_loss`` (LambdaLoss on the metric's NDCG@k).
+
+Every loss also takes the metrics' flat layout, ``indexes=`` (one query id per item, any order
+and sizes): the same values and gradients as the padded lists, at the cost of the real lists
+(:mod:`.layout`).
 """
 
 from .approx import approx_ndcg, approx_ndcg_loss

@@ -26,6 +26,7 @@ from ..options import (
 )
 from ..validation import names_arguments
 from . import common
+from .layout import flat_call
 from .options import DEFAULT_TEMPERATURE, ApproxNDCGOptions
 
 
@@ -87,6 +88,7 @@ def approx_ndcg(
     k: d.Cutoff = None,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     gain: d.Gain = DEFAULT_GAIN,
     discount: d.Discount = DEFAULT_DISCOUNT,
     empty: Empty = DEFAULT_LOSS_EMPTY,
@@ -112,7 +114,7 @@ def approx_ndcg(
     IDCG@k, so as τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`.
 
     Args:
-        scores, relevance, k, mask, gain, discount, empty, reduction, validate: as in
+        scores, relevance, k, indexes, mask, gain, discount, empty, reduction, validate: as in
             :func:`torch_ndcg.ndcg` (``k`` is one cutoff; ``empty`` defaults to ``"skip"``).
         temperature: τ > 0.
         impl: ``"dense"`` (``[B, N, N]`` sigmoid matrix under autograd), ``"streaming"`` (O(B·N)
@@ -124,6 +126,8 @@ def approx_ndcg(
         >>> round(tn.approx_ndcg(scores, torch.tensor([[2, 0, 1]]), temperature=0.01).item(), 4)
         0.9502
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(approx_ndcg, locals())
     ApproxNDCGOptions(
         k=k, gain=gain, discount=discount, empty=empty, reduction=reduction, validate=validate,
         temperature=temperature, impl=impl,

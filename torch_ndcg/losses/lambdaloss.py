@@ -27,6 +27,7 @@ from ..options import (
 )
 from ..validation import names_arguments
 from . import common
+from .layout import flat_call
 from .options import DEFAULT_MU, DEFAULT_SIGMA, LambdaLossOptions
 from .pairwise import PairTerms, check_scale, pair_counts, pair_keys, pair_sum, preferred
 
@@ -61,6 +62,7 @@ def lambda_loss(
     k: d.Cutoff = None,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     gain: d.Gain = DEFAULT_GAIN,
     discount: d.Discount = DEFAULT_DISCOUNT,
     weighting: Weighting = DEFAULT_WEIGHTING,
@@ -93,7 +95,7 @@ def lambda_loss(
     vanishes beyond a score gap of ~23/σ; here it does not).
 
     Args:
-        scores, relevance, k, mask, gain, discount, validate: as in :func:`torch_ndcg.ndcg`
+        scores, relevance, k, indexes, mask, gain, discount, validate: as in :func:`torch_ndcg.ndcg`
             (``k`` is one cutoff or ``None``).
         weighting: one of ``"ndcg_loss2pp"``, ``"ndcg_loss2"``, ``"lambdarank"``, ``"none"``.
         sigma: σ_s > 0, the slope of the logistic.
@@ -112,6 +114,8 @@ def lambda_loss(
         >>> loss.backward(); bool(scores.grad[0, 0] < 0 < scores.grad[0, 1])
         True
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(lambda_loss, locals())
     LambdaLossOptions(
         k=k, gain=gain, discount=discount, weighting=weighting, sigma=sigma, mu=mu, impl=impl, empty=empty,
         reduction=reduction, validate=validate,

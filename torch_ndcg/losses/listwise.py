@@ -22,6 +22,7 @@ from ..options import DEFAULT_GAIN, DEFAULT_LOSS_EMPTY, DEFAULT_REDUCTION, LossE
 from ..dense import check_layout, check_values, may_read_values
 from ..validation import as_float_scores, check_gain_values, names_arguments
 from . import common
+from .layout import flat_call
 from .options import GainLossOptions, ListMLEOptions, LossOptions
 
 
@@ -112,6 +113,7 @@ def listnet_loss(
     relevance: Tensor,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     gain: d.Gain = DEFAULT_GAIN,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,
@@ -129,7 +131,7 @@ def listnet_loss(
     allRank's ``listNet`` (which also adds ``1e-10`` inside the log; this function does not).
 
     Args:
-        scores, relevance, mask, gain, validate: as in :func:`torch_ndcg.ndcg`.
+        scores, relevance, indexes, mask, gain, validate: as in :func:`torch_ndcg.ndcg`.
         empty: a list with nothing relevant (IDCG = 0) or fewer than two real items: ``"skip"``
             (left out of the mean, no gradient), ``"zero"`` (loss 0, counted), ``"keep"`` (the
             formula anyway; allRank's behaviour) or ``"error"``.
@@ -144,6 +146,8 @@ def listnet_loss(
         >>> loss.backward(); bool(scores.grad[0, 0] < 0)
         True
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(listnet_loss, locals())
     options = GainLossOptions(gain=gain, empty=empty, reduction=reduction, validate=validate)
     lists = _checked(scores, relevance, mask, options)
     # −inf at padding: a list with no real item gets a NaN target, zeroed (nothing to match).
@@ -159,6 +163,7 @@ def softmax_loss(
     relevance: Tensor,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     gain: d.Gain = DEFAULT_GAIN,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,
@@ -174,7 +179,7 @@ def softmax_loss(
     target distribution: it is empty (IDCG = 0), and ``empty="keep"`` gives it loss 0, as rax does.
 
     Args:
-        scores, relevance, mask, gain, validate: as in :func:`torch_ndcg.ndcg`.
+        scores, relevance, indexes, mask, gain, validate: as in :func:`torch_ndcg.ndcg`.
         empty, reduction: as in :func:`listnet_loss`.
 
     Example:
@@ -182,6 +187,8 @@ def softmax_loss(
         >>> round(tn.softmax_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[1, 0, 1]])).item(), 4)
         0.9076
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(softmax_loss, locals())
     options = GainLossOptions(gain=gain, empty=empty, reduction=reduction, validate=validate)
     lists = _checked(scores, relevance, mask, options)
     gains = lists.real(lists.gains, 0.0)
@@ -288,6 +295,7 @@ def listmle_loss(
     relevance: Tensor,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     generator: torch.Generator | None = None,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,
@@ -305,7 +313,7 @@ def listmle_loss(
     with the global RNG (and adds ``1e-10`` inside the log); on tie-free labels the two agree.
 
     Args:
-        scores, relevance, mask, validate: as in :func:`torch_ndcg.ndcg`.
+        scores, relevance, indexes, mask, validate: as in :func:`torch_ndcg.ndcg`.
         generator: breaks label ties at random (on the generator's device) when given.
         empty, reduction: as in :func:`listnet_loss`.
 
@@ -314,6 +322,8 @@ def listmle_loss(
         >>> round(tn.listmle_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[2, 0, 1]])).item(), 4)
         0.7209
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(listmle_loss, locals())
     options = ListMLEOptions(generator=generator, empty=empty, reduction=reduction, validate=validate)
     lists = _checked(scores, relevance, mask, options)
     order = label_order(lists.relevance, lists.padding, generator)

@@ -65,8 +65,10 @@ class _RankingLoss(torch.nn.Module):
     def k(self) -> d.Cutoff:
         return self._arguments.get("k")
 
-    def forward(self, scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None) -> Tensor:
-        return self._loss(scores, relevance, mask=mask, **self._arguments)
+    def forward(
+        self, scores: Tensor, relevance: Tensor, *, mask: Tensor | None = None, indexes: Tensor | None = None
+    ) -> Tensor:
+        return self._loss(scores, relevance, mask=mask, indexes=indexes, **self._arguments)
 
     def extra_repr(self) -> str:
         """The options given other than their defaults (a generator is not shown)."""

@@ -25,6 +25,7 @@ from ..options import (
 )
 from ..validation import names_arguments
 from . import common
+from .layout import flat_call
 from .options import DEFAULT_BETA, DEFAULT_SAMPLES, DEFAULT_SINKHORN_ITERS, DEFAULT_TEMPERATURE, NeuralNDCGOptions
 from .sinkhorn_dense import dense_dcg
 from .sinkhorn_op import kernel_dcg
@@ -99,6 +100,7 @@ def neural_ndcg(
     k: d.Cutoff = None,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     gain: d.Gain = DEFAULT_GAIN,
     discount: d.Discount = DEFAULT_DISCOUNT,
     empty: Empty = DEFAULT_LOSS_EMPTY,
@@ -141,7 +143,7 @@ def neural_ndcg(
     ``ties="average"`` value.
 
     Args:
-        scores, relevance, k, mask, gain, discount, empty, reduction, validate: as in
+        scores, relevance, k, indexes, mask, gain, discount, empty, reduction, validate: as in
             :func:`torch_ndcg.ndcg` (``k`` is one cutoff; ``empty`` defaults to ``"skip"``).
         temperature: τ > 0; smaller is closer to the exact metric and has sparser gradients.
         sinkhorn_iters: Sinkhorn iterations, ≥ 1.
@@ -171,6 +173,8 @@ def neural_ndcg(
         >>> round(tn.neural_ndcg(scores, torch.tensor([[2, 0, 1]]), temperature=0.01).item(), 4)
         0.9502
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(neural_ndcg, locals())
     NeuralNDCGOptions(
         k=k, gain=gain, discount=discount, empty=empty, reduction=reduction, validate=validate,
         temperature=temperature, impl=impl, sinkhorn_iters=sinkhorn_iters, transposed=transposed,

@@ -23,6 +23,7 @@ from torch import Tensor
 from ..options import DEFAULT_IMPL, DEFAULT_LOSS_EMPTY, DEFAULT_REDUCTION, LossEmpty, PairImpl, Reduction
 from ..validation import names_arguments
 from . import common
+from .layout import flat_call
 from .options import DEFAULT_MARGIN, DEFAULT_SIGMA, PairwiseHingeOptions, RankNetOptions
 
 # Elements per [B, block, N] slab of the streaming path: 2^22 float64 elements are 32 MiB, and a
@@ -164,6 +165,7 @@ def ranknet_loss(
     relevance: Tensor,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     sigma: float = DEFAULT_SIGMA,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,
@@ -180,7 +182,7 @@ def ranknet_loss(
     with more pairs weigh more there; a batch of one list is the same number.
 
     Args:
-        scores, relevance, mask, validate: as in :func:`torch_ndcg.ndcg`.
+        scores, relevance, indexes, mask, validate: as in :func:`torch_ndcg.ndcg`.
         sigma: σ > 0, the slope of the logistic.
         empty: a list without a pair of different labels (nothing relevant, or fewer than two
             real items): ``"skip"`` (default), ``"zero"``, ``"keep"`` (0, counted) or ``"error"``.
@@ -193,6 +195,8 @@ def ranknet_loss(
         >>> round(tn.ranknet_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[2, 0, 1]])).item(), 4)
         0.2512
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(ranknet_loss, locals())
     options = RankNetOptions(sigma=sigma, impl=impl, empty=empty, reduction=reduction, validate=validate)
     return _mean_over_pairs(
         scores, relevance, mask, float(sigma), F.softplus, torch.sigmoid, options, {"sigma": sigma}
@@ -205,6 +209,7 @@ def pairwise_hinge_loss(
     relevance: Tensor,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     margin: float = DEFAULT_MARGIN,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,
@@ -218,7 +223,7 @@ def pairwise_hinge_loss(
               \qquad P = \{(i, j) : rel_i > rel_j,\ i, j \text{ real}\}
 
     Args:
-        scores, relevance, mask, validate: as in :func:`torch_ndcg.ndcg`.
+        scores, relevance, indexes, mask, validate: as in :func:`torch_ndcg.ndcg`.
         margin: m > 0.
         empty, reduction, impl: as in :func:`ranknet_loss`.
 
@@ -227,6 +232,8 @@ def pairwise_hinge_loss(
         >>> round(tn.pairwise_hinge_loss(torch.tensor([[2.0, 0.5, 1.0]]), torch.tensor([[2, 0, 1]])).item(), 4)
         0.1667
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(pairwise_hinge_loss, locals())
     options = PairwiseHingeOptions(margin=margin, impl=impl, empty=empty, reduction=reduction, validate=validate)
     margin = float(margin)
     return _mean_over_pairs(
