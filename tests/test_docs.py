@@ -46,7 +46,7 @@ def test_docstring_examples_run(name: str, monkeypatch: pytest.MonkeyPatch) -> N
 def public_callables() -> dict[str, object]:
     names = {f"tn.{name}": getattr(tn, name) for name in tn.__all__ if name not in ("metrics", "ranked")}
     names.update({f"tn.ranked.{name}": getattr(tn.ranked, name) for name in tn.ranked.__all__})
-    if importlib.util.find_spec("torchmetrics") is not None:  # the classes need torch-ndcg[metrics]
+    if importlib.util.find_spec("torchmetrics") is not None:  # the classes need torchmetrics (the metrics extra)
         names.update({f"tn.metrics.{name}": getattr(tn.metrics, name) for name in tn.metrics.__all__})
     return names
 
