@@ -25,7 +25,7 @@ EMPTY_RULES = {"skip": "skipped", "zero": "counted as 0", "one": "counted as 1"}
 
 @dataclasses.dataclass
 class Config:
-    name: str = "default"  # with the data, names the outputs: <output_dir>/<name>-<data>.png
+    name: str = "default"  # with the data and the loss, names the plot: <output_dir>/<name>-<data>-<loss>.png
     seed: int = 0  # data, initialisation, shuffling and the validation split carved from train
     # "synthetic", or a folder holding train/vali/test files: train.txt, vali.txt, test.txt (or
     # .txt.gz), or LightGBM / XGBoost's <name>.train, <name>.test with .query / .group size files.
@@ -63,9 +63,9 @@ class Config:
     output_dir: str = "runs"
     plot: bool = True
     progress: bool = True  # a progress bar when the output is a terminal
-    # torch CPU threads; None: torch's default (one per core). Measured on the letor config
-    # (README, "Real data"): a second thread gains nothing on these small [B, N, N] tensors and
-    # costs several times the wall time when the cores are busy, so one thread is the default.
+    # torch CPU threads; None: torch's default (one per core). A second thread gains nothing on
+    # these small [B, N, N] tensors and costs several times the wall time when the cores are busy
+    # (examples/README.md, "Threads"), so one thread is the default.
     threads: int | None = 1
 
 

@@ -357,8 +357,23 @@ def unused_path(directory: Path, stem: str, suffix: str) -> Path:
     return path
 
 
+def plot_name(config: Config) -> str:
+    """``<config>-<data>-<loss>``, or ``…-compare`` for ``--compare``: the file says what it shows."""
+    return f"{run_name(config)}-{'compare' if config.compare else config.loss}"
+
+
+def best_epoch(history: list[dict[str, float]], key: str) -> int:
+    """The first epoch with the highest ``key``: the one whose model training keeps."""
+    values = [h[key] for h in history]
+    return values.index(max(values))
+
+
 def save_plot(runs: list[dict], random_vali: dict[str, float], config: Config) -> Path | None:
-    """Validation NDCG per epoch: every cutoff for one run, NDCG@monitor_k per loss when comparing."""
+    """Validation NDCG per epoch, best epoch marked: every cutoff for one loss, NDCG@monitor_k per loss when comparing.
+
+    When comparing, the y axis spans the trained epochs' values only, so curves a few thousandths
+    apart stay apart; the untrained model's and the random scorer's values are given in the title.
+    """
     try:
         import matplotlib
         import matplotlib.ticker
@@ -369,21 +384,49 @@ def save_plot(runs: list[dict], random_vali: dict[str, float], config: Config) -
         print("matplotlib is not installed, so no plot was saved (pip install matplotlib)")
         return None
     monitor = f"ndcg@{config.monitor_k}"
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for run in runs:
-        keys = [monitor] if len(runs) > 1 else list(run["history"][0])
-        for key in keys:
-            label = run["loss"] if len(runs) > 1 else key
-            ax.plot(range(len(run["history"])), [h[key] for h in run["history"]], marker="o", label=label)
-    ax.axhline(random_vali[monitor], color="grey", linestyle="--", label=f"random scorer ({monitor})")
+    fig, ax = plt.subplots(figsize=(8, 5))
+    styles = ["-", "--", "-.", ":"]
+    markers = ["o", "s", "^", "D", "v", "P", "X"]
+    if config.compare:
+        trained = []
+        for i, run in enumerate(runs):
+            epochs = list(range(1, len(run["history"])))
+            values = [h[monitor] for h in run["history"][1:]]
+            if not values:
+                continue
+            best = best_epoch(run["history"], monitor)
+            line, = ax.plot(epochs, values, linestyle=styles[i % len(styles)], marker=markers[i % len(markers)],
+                            markersize=4, label=f"{run['loss']} (best {run['history'][best][monitor]:.4f}, epoch {best})")
+            if best > 0:
+                ax.plot([best], [run["history"][best][monitor]], marker="*", markersize=16, color=line.get_color(),
+                        markeredgecolor="black", linestyle="none")
+            trained += values
+        if trained:
+            low, high = min(trained), max(trained)
+            pad = max(0.05 * (high - low), 0.002)
+            ax.set_ylim(low - pad, high + pad)
+            if low <= random_vali[monitor] <= high:
+                ax.axhline(random_vali[monitor], color="grey", linestyle="--", label="random scorer")
+        untrained = runs[0]["history"][0][monitor]
+        ax.set_ylabel(f"validation {monitor}")
+        detail = f"★ best epoch; untrained model {untrained:.4f}, random scorer {random_vali[monitor]:.4f}"
+    else:
+        (run,) = runs
+        best = best_epoch(run["history"], monitor)
+        for i, key in enumerate(run["history"][0]):
+            ax.plot(range(len(run["history"])), [h[key] for h in run["history"]], marker=markers[i % len(markers)],
+                    markersize=4, label=key)
+        ax.axhline(random_vali[monitor], color="grey", linestyle="--", label=f"random scorer ({monitor})")
+        ax.axvline(best, color="black", linestyle=":", label=f"best epoch by {monitor}: {best}")
+        ax.set_ylabel("validation NDCG")
+        detail = f"loss {run['loss']}"
     ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
-    ax.set_xlabel("epoch (0: untrained)")
-    ax.set_ylabel("validation NDCG" if len(runs) == 1 else f"validation {monitor}")
-    ax.set_title(f"{run_name(config)}: validation NDCG per epoch\n{conventions(config)}", fontsize=9)
+    ax.set_xlabel("epoch" if config.compare else "epoch (0: untrained)")
+    ax.set_title(f"{plot_name(config)}: validation NDCG per epoch\n{conventions(config)}\n{detail}", fontsize=9)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     Path(config.output_dir).mkdir(parents=True, exist_ok=True)
-    path = unused_path(Path(config.output_dir), run_name(config), ".png")
+    path = unused_path(Path(config.output_dir), plot_name(config), ".png")
     fig.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(fig)
     return path

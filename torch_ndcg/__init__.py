@@ -7,10 +7,16 @@ The metrics and the losses share one definition of gain, discount and cutoff
   ``indexes=`` query ids (:mod:`torch_ndcg.functional`); ``tn.ordered_pair_accuracy`` counts
   correctly ordered pairs (:mod:`torch_ndcg.pairs`).
 * ``tn.ranked.ndcg``, … score recommended id lists against a ground truth (:mod:`torch_ndcg.ranked`).
-* ``tn.metrics.NDCG``, … are the stateful TorchMetrics classes (needs ``torch-ndcg[metrics]``;
-  imported on first use).
+* ``tn.metrics.NDCG``, … are the stateful TorchMetrics classes (they need ``torchmetrics``:
+  the ``metrics`` extra; imported on first use).
 * ``tn.neural_ndcg_loss``, ``tn.approx_ndcg_loss`` and their modules are the smooth losses;
-  ``tn.backends()`` tells which implementation of them runs, and why.
+  ``tn.listnet_loss``, ``tn.lambda_loss``, … the standard ranking losses, on the same inputs
+  (:mod:`torch_ndcg.losses`); ``tn.backends()`` tells which implementation of them runs, and why.
+* :mod:`torch_ndcg.data` reads LETOR files and pads queries into batches; :mod:`torch_ndcg.trec`
+  evaluates TREC runs as trec_eval does.
+
+Every convention that changes a number (gain, ties, empty queries, cutoffs), against
+scikit-learn, trec_eval, torchmetrics, rax and allRank, is in :mod:`torch_ndcg.conventions`.
 """
 
 from importlib import import_module
@@ -75,5 +81,5 @@ def __getattr__(name: str) -> ModuleType:
     # The stateful classes need the optional torchmetrics: importing them on first use keeps
     # ``import torch_ndcg`` and the functional API free of it.
     if name == "metrics":
-        return import_module(".metrics", __name__)  # raises ImportError naming `torch-ndcg[metrics]`
+        return import_module(".metrics", __name__)  # raises an ImportError that says how to install torchmetrics
     raise AttributeError(f"module 'torch_ndcg' has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """Stateful ranking metrics for training loops: ``update`` per batch (on every rank), ``compute`` once.
 
-Each class is a :class:`torchmetrics.Metric` (``pip install torch-ndcg[metrics]``) and runs the
+Each class is a :class:`torchmetrics.Metric` (``pip install torchmetrics``) and runs the
 same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
 :func:`torch_ndcg.ndcg` on the concatenated data. Three input forms:
 
@@ -100,7 +100,8 @@ try:
     from torchmetrics.utilities.data import dim_zero_cat
 except ImportError as error:  # torchmetrics is an optional extra
     raise ImportError(
-        "torch_ndcg.metrics needs torchmetrics; install it with: pip install torch-ndcg[metrics]"
+        "torch_ndcg.metrics needs torchmetrics; install it with: pip install torchmetrics "
+        "(or, in a clone of torch_ndcg: pip install '.[metrics]')"
     ) from error
 
 __all__ = [

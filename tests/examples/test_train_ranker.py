@@ -28,9 +28,9 @@ def test_default_loss_trains_reports_and_plots(tmp_path, capsys):
     assert "random scorer: vali ndcg@10" in out and "neural_ndcg test" in out
     assert "NDCG with linear gain, log2 discount, tied scores averaged, queries with no relevant item skipped" in out
     assert "counted as 1 / skipped / counted as 0" in out
-    assert result["plot"] == tmp_path / "tiny-synthetic.png" and result["plot"].stat().st_size > 1000
+    assert result["plot"] == tmp_path / "tiny-synthetic-neural_ndcg.png" and result["plot"].stat().st_size > 1000
     again = run(tmp_path, "--set", "epochs=1")  # the same run again: a new file, the first one kept
-    assert again["plot"] == tmp_path / "tiny-synthetic-2.png" and result["plot"].exists()
+    assert again["plot"] == tmp_path / "tiny-synthetic-neural_ndcg-2.png" and result["plot"].exists()
 
 
 def test_training_beats_a_random_scorer(tmp_path):
@@ -44,6 +44,7 @@ def test_compare_trains_every_loss_on_the_same_data(tmp_path, capsys):
     result = run(tmp_path, "--compare", "--set", "epochs=1")
     out = capsys.readouterr().out
     assert [r["loss"] for r in result["runs"]] == list(LOSSES)
+    assert result["plot"] == tmp_path / "tiny-synthetic-compare.png" and result["plot"].stat().st_size > 1000
     for loss in (*LOSSES, "random"):
         assert f"| {loss}" in out
     assert all(torch.isfinite(torch.tensor(list(r["test"].values()))).all() for r in result["runs"])

@@ -16,12 +16,10 @@ import torch
 from torch import Tensor
 
 
-class Batch(NamedTuple):
-    """``features [B, N, F]`` float32, ``relevance [B, N]`` float32, ``mask [B, N]`` bool."""
-
-    features: Tensor
-    relevance: Tensor
-    mask: Tensor
+# The functional form keeps the field types as objects (this module's annotations are strings),
+# so documentation tools can resolve them.
+Batch = NamedTuple("Batch", [("features", Tensor), ("relevance", Tensor), ("mask", Tensor)])
+Batch.__doc__ = """``features [B, N, F]`` float32, ``relevance [B, N]`` float32, ``mask [B, N]`` bool."""
 
 
 def pad_batch(

@@ -15,7 +15,7 @@ from types import ModuleType
 
 from torch import Tensor
 
-INSTALL_HINT = "pip install triton (Linux x86_64 with a CUDA GPU), or pip install 'torch-ndcg[dev]'"
+INSTALL_HINT = "pip install triton (Linux x86_64 with a CUDA GPU), or, in a clone of torch_ndcg: pip install '.[triton]'"
 
 
 def interpreting() -> bool:

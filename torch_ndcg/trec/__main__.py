@@ -1,9 +1,38 @@
-"""``python -m torch_ndcg.trec QRELS RUN [RUN ...] [-q] [-c] [-l LEVEL] [-m MEASURE ...] [--tsv PATH]``.
+"""Evaluate TREC runs as trec_eval does: ``python -m torch_ndcg.trec QRELS RUN [RUN ...] [options]``.
 
 Prints what ``trec_eval`` prints for each run, in its format (``measure<TAB>qid<TAB>value``;
-``all`` for the average over queries, ``-q`` adds one block per query); the qrels are read once
-for all runs. ``--tsv`` also writes every per-query value, one row per (run, query) with full
-precision, for significance tests.
+``all`` for the average over queries, ``-q`` adds one block per query). The qrels file
+(``qid iter docno rel``) is read once for all the run files (``qid Q0 docno rank score tag``);
+any of them may be gzipped (``.gz``).
+
+measures (-m, repeatable, trec_eval's syntax such as ndcg_cut.5,10,20; without -m, trec_eval's
+default set): ndcg, ndcg_cut.K, P.K, recall.K, map, map_cut.K, recip_rank, Rprec, success.K,
+bpref, iprec_at_recall.L (L in [0, 1]), runid, num_q, num_ret, num_rel, num_rel_ret, gm_map.
+
+example, on the small files in the repository's tests/trec/data:
+
+    python -m torch_ndcg.trec -q -m ndcg_cut.3 -m P.2 -m recip_rank tests/trec/data/small.qrels tests/trec/data/small.run
+
+    recip_rank            	q1	1.0000
+    P_2                   	q1	0.5000
+    ndcg_cut_3            	q1	0.9502
+    recip_rank            	q2	0.5000
+    P_2                   	q2	0.5000
+    ndcg_cut_3            	q2	0.6309
+    recip_rank            	all	0.7500
+    P_2                   	all	0.5000
+    ndcg_cut_3            	all	0.7906
+
+conventions (trec_eval's): documents ranked by score as float64, ties broken by docno in
+descending byte order, the rank column ignored; the ideal DCG ranks every judged document of the
+query; NDCG's gain is the judged value (--gain exp2: 2**rel - 1); the other measures count a
+document relevant when its value is >= -l; queries are those in both files (with -c, all of the
+qrels'); a query without relevant documents scores 0. A malformed line, a NaN score or a docno
+twice in one query is an error naming path:line. The full guide, with the Python interface:
+``python -c "import torch_ndcg.trec; help(torch_ndcg.trec)"``.
+
+--tsv PATH writes every per-query value of every run, full precision, one row per run and query:
+the input of a significance test.
 """
 
 from __future__ import annotations
