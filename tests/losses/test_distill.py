@@ -312,8 +312,9 @@ def test_ties_only_across_padding_do_not_warn():
 def test_label_losses_still_refuse_teacher_logits():
     # The reverse mix-up: a label loss keeps refusing negative targets, as before.
     scores, teacher = torch.randn(2, 4), -torch.rand(2, 4) * 5
-    with pytest.raises(ValueError, match="negative"):
-        tn.listnet_loss(scores, teacher)
+    for label_loss in (tn.listnet_loss, tn.listmle_loss, tn.ranknet_loss, tn.lambda_loss, tn.approx_ndcg_loss):
+        with pytest.raises(ValueError, match=r"negative.*a teacher's real-valued scores, use a distillation loss"):
+            label_loss(scores, teacher)
 
 
 @pytest.mark.parametrize("name", LOSSES)
