@@ -18,6 +18,7 @@ from torch_ndcg.losses import distill
 LOSSES = {
     "listnet": lambda s, t, **o: tn.distill_listnet_loss(s, t, temperature=0.7, **o),
     "listmle": tn.distill_listmle_loss,
+    "plistmle": lambda s, t, **o: tn.distill_listmle_loss(s, t, position_aware=True, **o),
     "ranknet": lambda s, t, **o: tn.distill_ranknet_loss(s, t, temperature=0.5, **o),
     "margin_all": tn.margin_mse_loss,
     "margin_first": lambda s, t, **o: tn.margin_mse_loss(s, t, pairs="first", **o),
@@ -41,10 +42,14 @@ def listnet_oracle(s, t, tau):
     return -(tau**2) * sum(pi * math.log(qi) for pi, qi in zip(p, q))
 
 
-def listmle_oracle(s, t):
+def listmle_oracle(s, t, position_aware=False):
     order = sorted(range(len(s)), key=lambda i: -t[i])  # stable: ties keep index order
     ranked = [s[i] for i in order]
-    return sum(math.log(sum(math.exp(v) for v in ranked[i:])) - ranked[i] for i in range(len(ranked)))
+    n = len(ranked)
+    weights = [2 ** (n - i) - 1 for i in range(1, n + 1)] if position_aware else [1] * n
+    total = sum(weights) if position_aware else 1
+    terms = [math.log(sum(math.exp(v) for v in ranked[i:])) - ranked[i] for i in range(n)]
+    return sum(w * term for w, term in zip(weights, terms)) / total
 
 
 def ranknet_oracle(s, t, tau):
@@ -78,6 +83,7 @@ def adr_oracle(s, t, tau, discounted=True):
 ORACLES = {
     "listnet": lambda s, t: listnet_oracle(s, t, 0.7),
     "listmle": listmle_oracle,
+    "plistmle": lambda s, t: listmle_oracle(s, t, position_aware=True),
     "ranknet": lambda s, t: ranknet_oracle(s, t, 0.5),
     "margin_all": lambda s, t: margin_oracle(s, t, "all"),
     "margin_first": lambda s, t: margin_oracle(s, t, "first"),

@@ -7,8 +7,9 @@ Where the two conventions differ the test states the difference and checks it ex
   over every pair of the batch; ``distill_ranknet_loss`` uses soft targets ``σ(Δt/T)`` (hard as
   ``T → 0``), ``ln`` and a mean per list, then over lists.
 * ADRMSELoss averages over every item of the batch; ``adr_mse_loss`` per list, then over lists.
-* ListMLELoss is compared with ``respect_input_order=False`` (its default reads the documents'
-  input order as the target and ignores the labels' values).
+* ListMLELoss and PListMLELoss are compared with ``respect_input_order=False`` (their default
+  reads the documents' input order as the target and ignores the labels' values); PListMLELoss
+  adds 1e-10 to its weights' sum, far below the tolerance.
 * MarginMSELoss takes fixed-width ``(query, positive, negatives…)`` rows: ``pairs="first"``.
 """
 
@@ -47,7 +48,7 @@ def ours_in_st_convention(case, scores, teacher, mask):
     loss = case["st_loss"]
     if loss == "ListNetLoss":
         return tn.distill_listnet_loss(scores, teacher, mask=mask, **options)
-    if loss == "ListMLELoss":
+    if loss in ("ListMLELoss", "PListMLELoss"):
         return tn.distill_listmle_loss(scores, teacher, mask=mask, **options)
     if loss == "MarginMSELoss":
         return tn.margin_mse_loss(scores, teacher, mask=mask, **options)
@@ -63,7 +64,9 @@ def ours_in_st_convention(case, scores, teacher, mask):
 
 
 def test_reference_covers_every_shared_loss():
-    assert {case["st_loss"] for case in CASES} == {"ListNetLoss", "ListMLELoss", "RankNetLoss", "ADRMSELoss", "MarginMSELoss"}
+    assert {case["st_loss"] for case in CASES} == {
+        "ListNetLoss", "ListMLELoss", "PListMLELoss", "RankNetLoss", "ADRMSELoss", "MarginMSELoss"
+    }
     assert REFERENCE["sentence_transformers"].split(".")[0] >= "5"
 
 

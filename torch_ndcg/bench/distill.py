@@ -27,6 +27,7 @@ import torch_ndcg as tn
 OURS: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "ListNet (T=1)": tn.distill_listnet_loss,
     "ListMLE": tn.distill_listmle_loss,
+    "PListMLE": lambda s, t: tn.distill_listmle_loss(s, t, position_aware=True),
     "RankNet (soft targets)": tn.distill_ranknet_loss,
     "MarginMSE (pairs=first)": lambda s, t: tn.margin_mse_loss(s, t, pairs="first"),
     "ADR-MSE": tn.adr_mse_loss,
@@ -34,6 +35,7 @@ OURS: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
 ST_NAMES = {
     "ListNet (T=1)": "ListNetLoss",
     "ListMLE": "ListMLELoss",
+    "PListMLE": "PListMLELoss",
     "RankNet (soft targets)": "RankNetLoss",
     "MarginMSE (pairs=first)": "MarginMSELoss",
     "ADR-MSE": "ADRMSELoss",
@@ -91,6 +93,7 @@ def _sentence_transformers(batch: int, length: int, scores: torch.Tensor, teache
     listwise = {
         "ListNet (T=1)": st.ListNetLoss(model, mini_batch_size=-1),
         "ListMLE": st.ListMLELoss(model, mini_batch_size=-1, respect_input_order=False),
+        "PListMLE": st.PListMLELoss(model, mini_batch_size=-1, respect_input_order=False),
         "RankNet (soft targets)": st.RankNetLoss(model, mini_batch_size=-1),
         "ADR-MSE": st.ADRMSELoss(model, mini_batch_size=-1),
     }

@@ -237,6 +237,7 @@ def distill_listmle_loss(
     teacher_scores: Tensor,
     *,
     mask: Tensor | None = None,
+    position_aware: bool = False,
     empty: str = "skip",
     reduction: str = "mean",
     validate: bool = True,
@@ -250,8 +251,15 @@ def distill_listmle_loss(
     teacher's order as the permutation). Equal teacher scores keep index order. Summed over
     the list's items, as sentence-transformers' ``ListMLELoss`` (with ``respect_input_order=False``) does.
 
+    With ``position_aware=True`` it is PListMLE (Lan, Zhu, Guo, Niu & Cheng, "Position-Aware
+    ListMLE: A Sequential Learning Process for Ranking", UAI 2014): position ``i``'s term is
+    weighted by :math:`\lambda_i = (2^{n-i} - 1) / \sum_{k=1}^{n} (2^{n-k} - 1)`, so mistakes at
+    the top of the teacher's ranking cost most (sentence-transformers' ``PListMLELoss`` weights;
+    computed as :math:`2^{1-i} - 2^{1-n}` over its sum, which never overflows).
+
     Args:
         scores, teacher_scores, mask, empty, reduction, validate: as in :func:`distill_listnet_loss`.
+        position_aware: PListMLE's weights (a bool).
 
     Example:
         >>> import torch, torch_ndcg as tn
@@ -259,13 +267,33 @@ def distill_listmle_loss(
         0.7209
     """
     check_options(empty=empty, reduction=reduction, validate=validate)
+    if not isinstance(position_aware, bool):
+        raise TypeError(f"position_aware must be True or False, got {position_aware!r}")
     lists = _prepare("distill_listmle_loss", "listmle_loss", scores, teacher_scores, mask, validate)
+    if position_aware:
+        values = _position_aware_likelihood(lists)
+        return _finish("distill_listmle_loss", values, _too_short(lists), lists, empty, reduction)
     padding = None if mask is None else ~lists.valid
     order = listwise.label_order(lists.teacher, padding, None)
     ranked_padding = None if padding is None else padding.gather(-1, order)
     may_read = (validate or lists.scores.is_cpu) and not torch.compiler.is_compiling()
     values = listwise.PlackettLuce.apply(lists.scores, order, ranked_padding, may_read)
     return _finish("distill_listmle_loss", values, _too_short(lists), lists, empty, reduction)
+
+
+def _position_aware_likelihood(lists: TeacherLists) -> Tensor:
+    """``[B]`` PListMLE's weighted Plackett–Luce terms of the real items by decreasing teacher
+    score (ties in index order, padding last), under autograd."""
+    key = lists.teacher.masked_fill(~lists.valid, -torch.inf)
+    order = key.sort(dim=-1, descending=True, stable=True).indices
+    real = lists.valid.gather(-1, order)
+    floor = torch.finfo(lists.scores.dtype).min  # exp(floor − s) = 0: padding leaves every sum
+    ranked = torch.where(real, lists.scores.gather(-1, order), floor)
+    terms = ranked.flip(-1).logcumsumexp(-1).flip(-1) - ranked
+    position = torch.arange(1, ranked.shape[-1] + 1, dtype=ranked.dtype, device=ranked.device)
+    weights = torch.where(real, torch.exp2(1 - position) - torch.exp2(1 - lists.counts)[:, None], 0.0)
+    total = weights.sum(-1)
+    return torch.where(real, weights * terms, 0.0).sum(-1) / torch.where(total > 0, total, 1.0)
 
 
 def _real_pairs(valid: Tensor) -> Tensor:

@@ -148,6 +148,10 @@ def main() -> None:
             f"listmle-{tag}", "ListMLELoss", lambda m: st.ListMLELoss(m, respect_input_order=False),
             scores, teacher, lengths,
         ))
+        cases.append(listwise_case(
+            f"plistmle-{tag}", "PListMLELoss", lambda m: st.PListMLELoss(m, respect_input_order=False),
+            scores, teacher, lengths, position_aware=True,
+        ))
         cases.append(listwise_case(f"ranknet-{tag}", "RankNetLoss", st.RankNetLoss, scores, teacher, lengths,
                                    temperature=1e-4))
         for alpha in (1.0, 4.0):
