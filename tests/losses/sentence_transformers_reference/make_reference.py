@@ -167,6 +167,11 @@ def main() -> None:
     teacher = torch.randint(-3, 3, (3, 8), generator=gen).to(torch.float64) - 0.5
     cases.append(listwise_case("adrmse-alpha1-ties", "ADRMSELoss", st.ADRMSELoss, scores, teacher, [8, 8, 8],
                                temperature=1.0))
+    # LambdaLoss reads its labels as grades (gain 2^label − 1, labels clamped at 0): teacher logits
+    # below 0 all become grade 0, so it has no distillation counterpart; the case records that.
+    scores = 2 * torch.randn(2, 6, generator=gen, dtype=torch.float64)
+    teacher = distinct_teacher(gen, 2, 6) - 20.0
+    cases.append(listwise_case("lambdaloss-negative-teacher", "LambdaLoss", st.LambdaLoss, scores, teacher, [6, 6]))
     assert all(math.isfinite(case["value"]) for case in cases)
     OUT.write_text(json.dumps({
         "sentence_transformers": sentence_transformers.__version__,
