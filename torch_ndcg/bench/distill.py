@@ -46,8 +46,8 @@ def _sentence_transformers(batch: int, length: int, scores: torch.Tensor, teache
     """``{name: run}`` where ``run()`` is one forward+backward of sentence-transformers' loss on
     the same scores and targets, or None when the package is not installed."""
     try:
-        from sentence_transformers.cross_encoder import CrossEncoder
-        from sentence_transformers.cross_encoder import losses as st
+        from sentence_transformers.cross_encoder import CrossEncoder  # type: ignore[import-not-found]
+        from sentence_transformers.cross_encoder import losses as st  # type: ignore[import-not-found]
     except ImportError:
         return None
 
@@ -159,7 +159,7 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
         for name in OURS:
             print(f"| {name} | {median[(name, 'ours')]:.2f} |")
         return
-    import sentence_transformers
+    import sentence_transformers  # type: ignore[import-not-found]
 
     print(f"against sentence-transformers {sentence_transformers.__version__}'s cross-encoder losses "
           "(ratio > 1: torch_ndcg is faster)")
