@@ -12,6 +12,8 @@ The metrics and the losses share one definition of gain, discount and cutoff
 * ``tn.neural_ndcg_loss``, ``tn.approx_ndcg_loss`` and their modules are the smooth losses;
   ``tn.listnet_loss``, ``tn.lambda_loss``, … the standard ranking losses, on the same inputs
   (:mod:`torch_ndcg.losses`); ``tn.backends()`` tells which implementation of them runs, and why.
+* ``tn.distill_listnet_loss``, ``tn.margin_mse_loss``, ``tn.adr_mse_loss``, … distil a teacher's
+  real-valued scores (``teacher_scores``) into a student (:mod:`torch_ndcg.losses.distill`).
 * :mod:`torch_ndcg.data` reads LETOR files and pads queries into batches; :mod:`torch_ndcg.trec`
   evaluates TREC runs as trec_eval does.
 
@@ -28,6 +30,9 @@ from .definitions import exp2_gain, linear_gain, log2_discount
 from .functional import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, precision, recall
 from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
 from .losses import LambdaLoss, ListMLELoss, ListNetLoss, PairwiseHingeLoss, RankNetLoss, SoftmaxLoss
+from .losses import AdrMSELoss, DistillListMLELoss, DistillListNetLoss, DistillRankNetLoss, MarginMSELoss
+from .losses import TeacherScoresLookLikeLabels, adr_mse_loss, distill_listmle_loss, distill_listnet_loss
+from .losses import distill_ranknet_loss, margin_mse_loss
 from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
 from .losses.backends import backends
 from .pairs import ordered_pair_accuracy
@@ -37,7 +42,18 @@ if TYPE_CHECKING:  # type checkers see the lazily imported classes; running code
     from . import metrics
 
 __all__ = [
+    "AdrMSELoss",
     "ApproxNDCGLoss",
+    "DistillListMLELoss",
+    "DistillListNetLoss",
+    "DistillRankNetLoss",
+    "MarginMSELoss",
+    "TeacherScoresLookLikeLabels",
+    "adr_mse_loss",
+    "distill_listmle_loss",
+    "distill_listnet_loss",
+    "distill_ranknet_loss",
+    "margin_mse_loss",
     "LambdaLoss",
     "ListMLELoss",
     "ListNetLoss",

@@ -180,7 +180,8 @@ def check_relevance_values(name: str, relevance: Tensor, mask: Tensor | None) ->
     if not valid:
         raise ValueError(
             f"{name} contains negative, infinite or NaN labels at unmasked positions; gains are only "
-            "defined for finite labels ≥ 0: mark such items False in mask=... (e.g. mask=relevance >= 0)"
+            "defined for finite labels ≥ 0: mark such items False in mask=... (e.g. mask=relevance >= 0); "
+            "if these are a teacher's real-valued scores, use a distillation loss (e.g. tn.distill_listnet_loss)"
         )
 
 

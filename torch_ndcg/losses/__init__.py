@@ -13,9 +13,26 @@ over blocks of pairs for long lists) and ``lambda_loss`` (LambdaLoss on the metr
 Every loss also takes the metrics' flat layout, ``indexes=`` (one query id per item, any order
 and sizes): the same values and gradients as the padded lists, at the cost of the real lists
 (:mod:`.layout`).
+
+The distillation losses take a teacher's real-valued scores (``teacher_scores``) as the target
+instead of labels: ``distill_listnet_loss``, ``distill_listmle_loss``, ``distill_ranknet_loss``,
+``margin_mse_loss`` and ``adr_mse_loss`` (:mod:`.distill`).
 """
 
 from .approx import approx_ndcg, approx_ndcg_loss
+from .distill import (
+    AdrMSELoss,
+    DistillListMLELoss,
+    DistillListNetLoss,
+    DistillRankNetLoss,
+    MarginMSELoss,
+    TeacherScoresLookLikeLabels,
+    adr_mse_loss,
+    distill_listmle_loss,
+    distill_listnet_loss,
+    distill_ranknet_loss,
+    margin_mse_loss,
+)
 from .lambdaloss import lambda_loss
 from .listwise import listmle_loss, listnet_loss, softmax_loss
 from .modules import (
@@ -34,3 +51,6 @@ from .pairwise import pairwise_hinge_loss, ranknet_loss
 __all__ = ["ApproxNDCGLoss", "NeuralNDCGLoss", "approx_ndcg", "approx_ndcg_loss", "neural_ndcg", "neural_ndcg_loss"]
 __all__ += ["LambdaLoss", "ListMLELoss", "ListNetLoss", "PairwiseHingeLoss", "RankNetLoss", "SoftmaxLoss"]
 __all__ += ["lambda_loss", "listmle_loss", "listnet_loss", "pairwise_hinge_loss", "ranknet_loss", "softmax_loss"]
+__all__ += ["AdrMSELoss", "DistillListMLELoss", "DistillListNetLoss", "DistillRankNetLoss", "MarginMSELoss"]
+__all__ += ["TeacherScoresLookLikeLabels", "adr_mse_loss", "distill_listmle_loss", "distill_listnet_loss"]
+__all__ += ["distill_ranknet_loss", "margin_mse_loss"]

@@ -28,9 +28,9 @@ from torch import Tensor
 
 from .. import flat
 from ..aggregation import reduce
-from ..options import LOSS_DEFAULTS, REDUCTIONS
+from ..options import DEFAULT_REDUCTION, REDUCTIONS
 from ..validation import check_option
-from .sinkhorn_kernel import plan
+from .sinkhorn_plan import plan
 
 
 def flat_call(loss: Callable[..., Tensor], arguments: dict[str, Any]) -> Tensor:
@@ -45,7 +45,7 @@ def flat_call(loss: Callable[..., Tensor], arguments: dict[str, Any]) -> Tensor:
         if parameter.kind is parameter.VAR_KEYWORD:  # the **options group, spread out
             given.update(given.pop(name, None) or {})
     scores, relevance, indexes, mask = (given.pop(name) for name in ("scores", "relevance", "indexes", "mask"))
-    reduction = given.pop("reduction", LOSS_DEFAULTS["reduction"])
+    reduction = given.pop("reduction", DEFAULT_REDUCTION)
     check_option("reduction", reduction, REDUCTIONS)
     scores, relevance, indexes, _ = flat.select(scores, relevance, indexes, mask)
     lists = _Lists(indexes)

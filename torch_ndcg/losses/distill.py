@@ -1,0 +1,556 @@
+r"""Distillation losses: the target is a teacher's real-valued score for each item, not a label.
+
+A reranker distilled from a cross-encoder or an LLM learns from the teacher's scores (often
+negative logits), which the label losses refuse. Each loss here names its target
+``teacher_scores`` and reads it only through its softmax, its pairwise differences, its margins
+or its ranks, so any real value is a valid target; the teacher gets no gradient.
+
+* :func:`distill_listnet_loss`: cross-entropy to the teacher's softmax at a temperature.
+* :func:`distill_listmle_loss`: the Plackett–Luce likelihood of the teacher's order.
+* :func:`distill_ranknet_loss`: RankNet with the soft pair targets ``σ((tᵢ − tⱼ)/T)``.
+* :func:`margin_mse_loss`: the squared error between student and teacher score margins.
+* :func:`adr_mse_loss`: the student's approximate ranks against the teacher's ranks,
+  weighted by the discount of the teacher's rank.
+
+Each has a ``torch.nn.Module`` form (``DistillListNetLoss``, …, ``AdrMSELoss``) whose options are
+checked at construction.
+
+Padding (``mask`` False) never enters a softmax, a pair, a rank or a normaliser, so the same
+lists padded with any number of items give the same losses and gradients.
+
+Mix-ups are refused or flagged: an integer or bool ``teacher_scores`` tensor is a tensor of
+labels (TypeError naming the label loss to use); with ``validate=True``, float teacher scores that
+are all whole numbers ≥ 0 with ties inside a list look like graded labels and raise a
+:class:`TeacherScoresLookLikeLabels` warning (a teacher may legitimately output such grades, so
+it is not refused; ``validate=False`` or a warnings filter silences it).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from .. import definitions as d
+from ..validation import (
+    check_list_length,
+    check_mask,
+    check_option,
+    check_positive,
+    check_same_shape,
+    check_tensor,
+)
+from . import approx, common, listwise
+
+ADR_IMPLS = ("auto", "dense", "streaming")
+MARGIN_PAIRS = ("all", "first")
+
+
+class TeacherScoresLookLikeLabels(UserWarning):
+    """Warned by the distillation losses (e.g. :func:`distill_listnet_loss`) when teacher scores
+    are all whole numbers ≥ 0 with ties inside a list: probably graded labels.
+
+    Example:
+        >>> import warnings, torch, torch_ndcg as tn
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     _ = tn.distill_listnet_loss(torch.randn(1, 3), torch.tensor([[2.0, 0.0, 0.0]]))
+        >>> caught[0].category is tn.TeacherScoresLookLikeLabels
+        True
+    """
+
+
+@dataclass(frozen=True)
+class TeacherLists:
+    """Checked ``[B, N]`` inputs of a distillation loss (leading batch axes flattened into ``B``)."""
+
+    scores: Tensor  # compute dtype, differentiable, 0 at padding
+    teacher: Tensor  # compute dtype, detached, 0 at padding
+    valid: Tensor  # bool, True for real items
+    counts: Tensor  # [B] real items per list, in the compute dtype
+    batch_shape: torch.Size
+
+
+def check_options(**options: object) -> None:
+    """Every check of the distillation losses' keyword options that needs no tensor (the
+    functions run it first, the modules at construction)."""
+    if "temperature" in options:
+        check_positive("temperature", options["temperature"])
+    if "pairs" in options:
+        check_option("pairs", options["pairs"], MARGIN_PAIRS)
+    if "impl" in options:
+        check_option("impl", options["impl"], ADR_IMPLS)
+    if options.get("discount") is not None:
+        d.resolve_discount(options["discount"])  # type: ignore[arg-type]
+    common.check_loss_options(options["empty"], options["reduction"])  # type: ignore[arg-type]
+    if not isinstance(options["validate"], bool):
+        raise TypeError(f"validate must be True or False, got {options['validate']!r}")
+
+
+def _prepare(owner: str, label_twin: str, scores: Tensor, teacher_scores: Tensor, mask: Tensor | None,
+             validate: bool) -> TeacherLists:
+    """Shapes, dtypes and (with ``validate``) values of the inputs of ``owner``, whose label
+    counterpart ``label_twin`` is named when labels are passed as teacher scores."""
+    check_tensor("scores", scores)
+    check_tensor("teacher_scores", teacher_scores)
+    if teacher_scores.is_complex() or scores.is_complex():
+        raise TypeError(f"{owner}: scores and teacher_scores must be real-valued")
+    if not teacher_scores.is_floating_point():
+        raise TypeError(
+            f"{owner}: teacher_scores must be a floating-point tensor of a teacher's real-valued scores, got "
+            f"{teacher_scores.dtype}, which holds graded labels; for labels use tn.{label_twin}(scores, relevance), "
+            "or pass teacher_scores.float() if these integers really are a teacher's scores"
+        )
+    check_same_shape("scores", scores, "teacher_scores", teacher_scores)
+    check_list_length("scores", scores)
+    check_mask(mask, scores.shape)
+    if not scores.is_floating_point():
+        raise TypeError(f"{owner}: scores must be a floating-point tensor (the student's scores), got {scores.dtype}")
+    dtype = d.compute_dtype(scores, teacher_scores)
+    scores = scores.to(dtype)
+    teacher = teacher_scores.detach().to(dtype)
+    n = scores.shape[-1]
+    if mask is None:
+        valid = torch.ones(scores.shape, dtype=torch.bool, device=scores.device)
+    else:
+        valid = mask
+        zero = torch.zeros((), dtype=dtype, device=scores.device)
+        # where(), not multiplication: padding may hold NaN or ±inf and must get zero gradient.
+        scores = torch.where(valid, scores, zero)
+        teacher = torch.where(valid, teacher, zero)
+    if validate:
+        _check_values(owner, label_twin, scores, teacher, valid)
+    return TeacherLists(
+        scores=scores.reshape(-1, n),
+        teacher=teacher.reshape(-1, n),
+        valid=valid.reshape(-1, n),
+        counts=valid.reshape(-1, n).sum(-1).to(dtype),
+        batch_shape=scores.shape[:-1],
+    )
+
+
+def _check_values(owner: str, label_twin: str, scores: Tensor, teacher: Tensor, valid: Tensor) -> None:
+    """Finite real scores and teacher scores (one host read clears the common case), and a
+    warning when the teacher scores look like graded labels. Padding is already 0."""
+    if not scores.numel():
+        return
+    whole = (teacher == teacher.round()).all()
+    stats = torch.stack((scores.detach().sum(), teacher.sum(), teacher.amin(), whole.to(teacher.dtype))).tolist()
+    score_sum, teacher_sum, lowest, all_whole = stats
+    for name, total, values in (("scores", score_sum, scores), ("teacher_scores", teacher_sum, teacher)):
+        # A sum of finite terms may still overflow: the exact test clears those.
+        if not math.isfinite(total) and not bool(torch.isfinite(values.detach()).all()):
+            raise ValueError(
+                f"{owner}: {name} contains NaN or infinite values at unmasked positions; mark such items False "
+                "in mask=... to leave them out"
+            )
+    if all_whole and lowest >= 0 and _has_ties(teacher, valid):
+        warnings.warn(
+            f"{owner}: teacher_scores are all whole numbers ≥ 0 with ties inside a list, like graded labels; "
+            f"a distillation loss reads them as a teacher's real-valued scores. For labels use tn.{label_twin}"
+            "(scores, relevance); if these are a teacher's grades, pass validate=False to silence this warning",
+            TeacherScoresLookLikeLabels,
+            stacklevel=3,
+        )
+
+
+def _has_ties(teacher: Tensor, valid: Tensor) -> bool:
+    """Whether two real items of one list have the same (non-negative) teacher score."""
+    ordered = teacher.masked_fill(~valid, -1.0).sort(dim=-1).values
+    return bool(((ordered[..., 1:] == ordered[..., :-1]) & (ordered[..., 1:] >= 0)).any())
+
+
+def _finish(owner: str, values: Tensor, is_empty: Tensor, lists: TeacherLists, empty: str, reduction: str) -> Tensor:
+    if empty == "error" and bool(is_empty.any()):
+        raise ValueError(
+            f"{owner}: a list has fewer than two real items, so nothing to rank, and empty='error'; "
+            "choose empty='skip', 'zero' or 'keep'"
+        )
+    return common.finish_loss(values, is_empty, lists.batch_shape, empty, reduction)
+
+
+def _too_short(lists: TeacherLists) -> Tensor:
+    return lists.counts < 2
+
+
+def distill_listnet_loss(
+    scores: Tensor,
+    teacher_scores: Tensor,
+    *,
+    mask: Tensor | None = None,
+    temperature: float = 1.0,
+    empty: str = "skip",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""ListNet's top-one cross-entropy to the teacher's softmax at a temperature.
+
+    .. math:: L = -T^2 \sum_i \operatorname{softmax}(t / T)_i \,\log \operatorname{softmax}(s / T)_i
+
+    over the real items of each list (Cao, Qin, Liu, Tsai & Li, "Learning to Rank: From Pairwise
+    Approach to Listwise Approach", ICML 2007, with the teacher's scores ``t`` in place of the
+    labels; the temperature ``T`` on both sides and the factor ``T²``, which keeps the gradient's
+    scale as ``T`` grows, are from Hinton, Vinyals & Dean, "Distilling the Knowledge in a Neural
+    Network", 2015). It differs from the KL divergence to the teacher only by the teacher's
+    entropy, a constant in ``s``; at ``T = 1`` it is sentence-transformers' ``ListNetLoss``.
+
+    Args:
+        scores: ``[..., N]`` the student's scores.
+        teacher_scores: ``[..., N]`` the teacher's real-valued scores (any sign); no gradient.
+        mask: ``[..., N]`` bool, False at padding.
+        temperature: ``T > 0``.
+        empty: a list with fewer than two real items: ``"skip"`` (left out of the mean, no
+            gradient), ``"zero"`` (loss 0, counted), ``"keep"`` (the formula: 0) or ``"error"``.
+        reduction: ``"mean"`` over lists, ``"sum"`` or ``"none"`` (``[...]``).
+        validate: check for NaN/inf and warn on label-like teacher scores (reads values).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> scores = torch.tensor([[2.0, 0.0, 1.0]], requires_grad=True)
+        >>> loss = tn.distill_listnet_loss(scores, torch.tensor([[-0.5, -3.0, -1.0]]))
+        >>> round(loss.item(), 4)
+        0.864
+        >>> loss.backward(); bool(scores.grad[0, 0] > 0)
+        True
+    """
+    check_options(temperature=temperature, empty=empty, reduction=reduction, validate=validate)
+    lists = _prepare("distill_listnet_loss", "listnet_loss", scores, teacher_scores, mask, validate)
+    tau = float(temperature)
+    floor = torch.finfo(lists.scores.dtype).min
+    # finfo.min at padding: probability exactly 0 and finite logs even for a list of padding only.
+    log_p = torch.where(lists.valid, lists.scores / tau, floor).log_softmax(-1)
+    target = torch.where(lists.valid, lists.teacher / tau, -torch.inf).softmax(-1).nan_to_num(0.0)
+    values = (target * log_p).sum(-1).neg() * tau**2
+    return _finish("distill_listnet_loss", values, _too_short(lists), lists, empty, reduction)
+
+
+def distill_listmle_loss(
+    scores: Tensor,
+    teacher_scores: Tensor,
+    *,
+    mask: Tensor | None = None,
+    position_aware: bool = False,
+    empty: str = "skip",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""ListMLE to the teacher's order: the Plackett–Luce negative log-likelihood of the real
+    items sorted by decreasing teacher score, :math:`y(1), …, y(n)`,
+
+    .. math:: L = \sum_{i=1}^{n} \Big( \log \sum_{j=i}^{n} e^{s_{y(j)}} - s_{y(i)} \Big)
+
+    (Xia, Liu, Wang, Zhang & Li, "Listwise Approach to Learning to Rank", ICML 2008, with the
+    teacher's order as the permutation). Equal teacher scores keep index order. Summed over
+    the list's items, as sentence-transformers' ``ListMLELoss`` (with ``respect_input_order=False``) does.
+
+    With ``position_aware=True`` it is PListMLE (Lan, Zhu, Guo, Niu & Cheng, "Position-Aware
+    ListMLE: A Sequential Learning Process for Ranking", UAI 2014): position ``i``'s term is
+    weighted by :math:`\lambda_i = (2^{n-i} - 1) / \sum_{k=1}^{n} (2^{n-k} - 1)`, so mistakes at
+    the top of the teacher's ranking cost most (sentence-transformers' ``PListMLELoss`` weights;
+    computed as :math:`2^{1-i} - 2^{1-n}` over its sum, which never overflows).
+
+    Args:
+        scores, teacher_scores, mask, empty, reduction, validate: as in :func:`distill_listnet_loss`.
+        position_aware: PListMLE's weights (a bool).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> round(tn.distill_listmle_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[3.5, -1.0, 0.2]])).item(), 4)
+        0.7209
+    """
+    check_options(empty=empty, reduction=reduction, validate=validate)
+    if not isinstance(position_aware, bool):
+        raise TypeError(f"position_aware must be True or False, got {position_aware!r}")
+    lists = _prepare("distill_listmle_loss", "listmle_loss", scores, teacher_scores, mask, validate)
+    if position_aware:
+        values = _position_aware_likelihood(lists)
+        return _finish("distill_listmle_loss", values, _too_short(lists), lists, empty, reduction)
+    padding = None if mask is None else ~lists.valid
+    order = listwise.label_order(lists.teacher, padding, None)
+    ranked_padding = None if padding is None else padding.gather(-1, order)
+    may_read = (validate or lists.scores.is_cpu) and not torch.compiler.is_compiling()
+    values = listwise.PlackettLuce.apply(lists.scores, order, ranked_padding, may_read)
+    return _finish("distill_listmle_loss", values, _too_short(lists), lists, empty, reduction)
+
+
+def _position_aware_likelihood(lists: TeacherLists) -> Tensor:
+    """``[B]`` PListMLE's weighted Plackett–Luce terms of the real items by decreasing teacher
+    score (ties in index order, padding last), under autograd."""
+    key = lists.teacher.masked_fill(~lists.valid, -torch.inf)
+    order = key.sort(dim=-1, descending=True, stable=True).indices
+    real = lists.valid.gather(-1, order)
+    floor = torch.finfo(lists.scores.dtype).min  # exp(floor − s) = 0: padding leaves every sum
+    ranked = torch.where(real, lists.scores.gather(-1, order), floor)
+    terms = ranked.flip(-1).logcumsumexp(-1).flip(-1) - ranked
+    position = torch.arange(1, ranked.shape[-1] + 1, dtype=ranked.dtype, device=ranked.device)
+    weights = torch.where(real, torch.exp2(1 - position) - torch.exp2(1 - lists.counts)[:, None], 0.0)
+    total = weights.sum(-1)
+    return torch.where(real, weights * terms, 0.0).sum(-1) / torch.where(total > 0, total, 1.0)
+
+
+def _real_pairs(valid: Tensor) -> Tensor:
+    """``[B, N, N]`` pairs of two different real items."""
+    eye = torch.eye(valid.shape[-1], dtype=torch.bool, device=valid.device)
+    return valid[:, :, None] & valid[:, None, :] & ~eye
+
+
+def distill_ranknet_loss(
+    scores: Tensor,
+    teacher_scores: Tensor,
+    *,
+    mask: Tensor | None = None,
+    temperature: float = 1.0,
+    empty: str = "skip",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""RankNet with soft pair targets from the teacher, averaged over the real pairs of each list.
+
+    For every pair of real items the target probability that ``i`` ranks above ``j`` is the
+    teacher's, :math:`p_{ij} = \sigma\big((t_i - t_j)/T\big)`, and the loss is RankNet's
+    cross-entropy (Burges et al., "Learning to Rank using Gradient Descent", ICML 2005, which
+    allows any target probability :math:`\bar P_{ij}`):
+
+    .. math:: L = \frac{2}{n(n-1)} \sum_{i<j} \Big( \log\big(1 + e^{s_i - s_j}\big) - p_{ij}\,(s_i - s_j) \Big)
+
+    i.e. :math:`-p_{ij}\log\sigma(s_i - s_j) - (1 - p_{ij})\log\sigma(s_j - s_i)`, the same for
+    ``(i, j)`` and ``(j, i)``. As ``T → 0`` the targets become hard (1, 0, or ½ for a tie).
+    Memory is ``[B, N, N]``: meant for reranking lists (up to a few hundred items).
+
+    Args:
+        scores, teacher_scores, mask, empty, reduction, validate: as in :func:`distill_listnet_loss`.
+        temperature: ``T > 0``, the teacher's pair-target temperature.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> round(tn.distill_ranknet_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[3.5, -1.0, 0.2]])).item(), 4)
+        0.3475
+    """
+    check_options(temperature=temperature, empty=empty, reduction=reduction, validate=validate)
+    lists = _prepare("distill_ranknet_loss", "ranknet_loss", scores, teacher_scores, mask, validate)
+    diff = lists.scores[:, :, None] - lists.scores[:, None, :]
+    target = torch.sigmoid((lists.teacher[:, :, None] - lists.teacher[:, None, :]) / float(temperature))
+    terms = torch.where(_real_pairs(lists.valid), F.softplus(diff) - target * diff, 0.0)
+    # Every unordered pair appears twice, with the same term.
+    pairs = (lists.counts * (lists.counts - 1)).clamp(min=1)
+    values = terms.sum((-2, -1)) / pairs
+    return _finish("distill_ranknet_loss", values, _too_short(lists), lists, empty, reduction)
+
+
+def margin_mse_loss(
+    scores: Tensor,
+    teacher_scores: Tensor,
+    *,
+    mask: Tensor | None = None,
+    pairs: str = "all",
+    empty: str = "skip",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""Margin-MSE (Hofstätter, Althammer, Schröder, Sertkan & Hanbury, "Improving Efficient
+    Neural Ranking Models with Cross-Architecture Knowledge Distillation", 2020): the squared
+    error between the student's and the teacher's score margins.
+
+    With ``e_i = s_i − t_i`` over the ``n`` real items of a list,
+
+    * ``pairs="all"``: the mean over every pair,
+      :math:`\frac{2}{n(n-1)} \sum_{i<j} \big((s_i - s_j) - (t_i - t_j)\big)^2
+      = \frac{2}{n-1} \sum_i (e_i - \bar e)^2` (computed in O(n));
+    * ``pairs="first"``: the first item is the positive and every other real item a negative,
+      :math:`\frac{1}{n-1} \sum_{j>1} \big((s_1 - s_j) - (t_1 - t_j)\big)^2`, the layout of
+      sentence-transformers' ``MarginMSELoss`` (a list whose first item is padding is empty).
+
+    Both are the paper's loss on a triplet ``(q, d⁺, d⁻)`` (``n = 2``). Neither changes when the
+    student or the teacher adds a constant to a list's scores.
+
+    Args:
+        scores, teacher_scores, mask, empty, reduction, validate: as in :func:`distill_listnet_loss`.
+        pairs: ``"all"`` or ``"first"``.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> s, t = torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[3.0, 0.0, 0.5]])
+        >>> round(tn.margin_mse_loss(s, t).item(), 4), tn.margin_mse_loss(s, t, pairs="first").item()
+        (1.1667, 1.625)
+    """
+    check_options(pairs=pairs, empty=empty, reduction=reduction, validate=validate)
+    lists = _prepare("margin_mse_loss", "ranknet_loss", scores, teacher_scores, mask, validate)
+    errors = lists.scores - lists.teacher  # 0 at padding
+    others = (lists.counts - 1).clamp(min=1)
+    if pairs == "all":
+        centred = torch.where(lists.valid, errors - errors.sum(-1, keepdim=True) / lists.counts.clamp(min=1)[:, None], 0.0)
+        values = 2 * centred.square().sum(-1) / others
+        is_empty = _too_short(lists)
+    else:
+        gaps = torch.where(lists.valid, errors[:, :1] - errors, 0.0)  # 0 for the first item itself
+        values = gaps.square().sum(-1) / others
+        is_empty = _too_short(lists) | ~lists.valid[:, 0]
+    return _finish("margin_mse_loss", values, is_empty, lists, empty, reduction)
+
+
+def teacher_ranks(teacher: Tensor, valid: Tensor) -> Tensor:
+    """``[B, N]`` 1-based rank of each real item by decreasing teacher score, ties given their
+    average rank (as ``ties="average"`` in the metrics), in O(N log N); 0 at padding."""
+    key = teacher.masked_fill(~valid, -torch.inf)
+    ordered = key.sort(dim=-1).values.contiguous()
+    query = key.contiguous()
+    at_most = torch.searchsorted(ordered, query, right=True)  # includes the padding (−inf)
+    below = torch.searchsorted(ordered, query, right=False)
+    total = ordered.shape[-1]
+    above = total - at_most  # real items with a larger score (padding is never larger)
+    ties = at_most - below  # real items with the same score, itself included
+    ranks = above.to(teacher.dtype) + (ties.to(teacher.dtype) + 1) / 2
+    return torch.where(valid, ranks, 0.0)
+
+
+def adr_mse_loss(
+    scores: Tensor,
+    teacher_scores: Tensor,
+    *,
+    mask: Tensor | None = None,
+    temperature: float = 1.0,
+    discount: d.Discount | None = "log2",
+    impl: str = "auto",
+    empty: str = "skip",
+    reduction: str = "mean",
+    validate: bool = True,
+) -> Tensor:
+    r"""Approximate Discounted Rank MSE (Schlatt, Fröbe, Scells, Zhuang, Koopman, Zuccon, Stein,
+    Potthast & Hagen, "Rank-DistiLLM: Closing the Effectiveness Gap Between Cross-Encoders and
+    LLMs for Passage Re-Ranking", 2024): the student's approximate ranks against the teacher's
+    ranks, each error weighted by the discount of the teacher's rank.
+
+    .. math:: L = \frac{1}{n} \sum_i \mathrm{discount}(r_i)\,\big(r_i - \hat\pi_i\big)^2,\qquad
+              \hat\pi_i = 1 + \sum_{j \ne i} \sigma\!\left(\frac{s_j - s_i}{T}\right)
+
+    over the ``n`` real items, where ``r_i`` is item ``i``'s rank by decreasing teacher score
+    (equal scores share their average rank) and :math:`\hat\pi_i` is ApproxNDCG's smooth rank
+    (Qin, Liu & Li 2010), the library's :func:`torch_ndcg.approx_ndcg` ranks. With the
+    default ``"log2"`` discount, :math:`1/\log_2(1 + r_i)`, the top of the teacher's ranking
+    weighs most; ``discount=None`` gives the unweighted approximate-rank MSE.
+
+    Args:
+        scores, teacher_scores, mask, empty, reduction, validate: as in :func:`distill_listnet_loss`.
+        temperature: ``T > 0`` of the smooth ranks.
+        discount: ``"log2"``, a callable of the 1-based rank (as in :func:`torch_ndcg.ndcg`) or None.
+        impl: the smooth ranks: ``"dense"`` (``[B, N, N]`` under autograd), ``"streaming"``
+            (O(B·N) memory, blockwise backward) or ``"auto"`` (dense for small inputs).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> scores = torch.tensor([[2.0, 0.0, 1.0]], requires_grad=True)
+        >>> loss = tn.adr_mse_loss(scores, torch.tensor([[-3.0, 1.0, -0.5]]), temperature=0.1)
+        >>> round(loss.item(), 4)
+        1.9999
+    """
+    check_options(temperature=temperature, discount=discount, impl=impl, empty=empty, reduction=reduction,
+                  validate=validate)
+    weight_of = None if discount is None else d.resolve_discount(discount)
+    lists = _prepare("adr_mse_loss", "approx_ndcg_loss", scores, teacher_scores, mask, validate)
+    tau = float(temperature)
+    batch, n = lists.scores.shape
+    if impl == "auto":
+        impl = "dense" if batch * n * n <= common.AUTO_DENSE_MAX_PAIRS else "streaming"
+    if impl == "dense":
+        smooth = approx.dense_ranks(lists.scores, lists.valid, tau)
+    else:
+        smooth = approx.StreamingRanks.apply(lists.scores, lists.valid, tau, common.block_ops(impl, lists.scores))
+    ranks = teacher_ranks(lists.teacher, lists.valid)
+    weights = torch.ones_like(ranks) if weight_of is None else weight_of(torch.where(lists.valid, ranks, 1.0))
+    terms = torch.where(lists.valid, weights * (ranks - smooth).square(), 0.0)
+    values = terms.sum(-1) / lists.counts.clamp(min=1)
+    return _finish("adr_mse_loss", values, _too_short(lists), lists, empty, reduction)
+
+
+class _DistillLoss(torch.nn.Module):
+    """A distillation loss as a module: ``criterion(scores, teacher_scores, mask=None)``, its
+    keyword options given once at construction and checked there."""
+
+    _loss: Callable[..., Tensor]
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__()
+        loss = type(self)._loss
+        parameters = inspect.signature(loss).parameters
+        unknown = sorted(set(options) - {name for name, p in parameters.items() if p.kind is p.KEYWORD_ONLY} - {"mask"})
+        if unknown or "mask" in options:
+            raise TypeError(f"{type(self).__name__} got unexpected option(s) {unknown or ['mask']}; "
+                            f"it takes {sorted(n for n, p in parameters.items() if p.kind is p.KEYWORD_ONLY and n != 'mask')}")
+        settled = {name: p.default for name, p in parameters.items() if p.kind is p.KEYWORD_ONLY and name != "mask"}
+        settled.update(options)
+        check_options(**settled)
+        self.options = options
+
+    def forward(self, scores: Tensor, teacher_scores: Tensor, mask: Tensor | None = None) -> Tensor:
+        return type(self)._loss(scores, teacher_scores, mask=mask, **self.options)
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{key}={value!r}" for key, value in self.options.items())
+
+
+class DistillListNetLoss(_DistillLoss):
+    """:func:`distill_listnet_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.DistillListNetLoss(temperature=2.0)
+        >>> criterion(torch.randn(4, 10), torch.randn(4, 10)).shape
+        torch.Size([])
+    """
+
+    _loss = staticmethod(distill_listnet_loss)
+
+
+class DistillListMLELoss(_DistillLoss):
+    """:func:`distill_listmle_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.DistillListMLELoss()(torch.randn(4, 10), torch.randn(4, 10)).shape
+        torch.Size([])
+    """
+
+    _loss = staticmethod(distill_listmle_loss)
+
+
+class DistillRankNetLoss(_DistillLoss):
+    """:func:`distill_ranknet_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.DistillRankNetLoss(temperature=0.5)(torch.randn(4, 10), torch.randn(4, 10)).shape
+        torch.Size([])
+    """
+
+    _loss = staticmethod(distill_ranknet_loss)
+
+
+class MarginMSELoss(_DistillLoss):
+    """:func:`margin_mse_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.MarginMSELoss(pairs="first")(torch.randn(4, 10), torch.randn(4, 10)).shape
+        torch.Size([])
+    """
+
+    _loss = staticmethod(margin_mse_loss)
+
+
+class AdrMSELoss(_DistillLoss):
+    """:func:`adr_mse_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.AdrMSELoss(temperature=0.5)(torch.randn(4, 10), torch.randn(4, 10)).shape
+        torch.Size([])
+    """
+
+    _loss = staticmethod(adr_mse_loss)
