@@ -388,7 +388,7 @@ def test_module_is_its_function(module, function, options):
     mask = torch.rand(3, 7, generator=gen) < 0.8
     mask[:, 0] = True
     criterion = module(**options)
-    assert torch.equal(criterion(scores, teacher, mask), function(scores, teacher, mask=mask, **options))
+    assert torch.equal(criterion(scores, teacher, mask=mask), function(scores, teacher, mask=mask, **options))
     assert all(f"{key}=" in repr(criterion) for key in options)
 
 
@@ -419,3 +419,35 @@ def test_compiles_without_graph_breaks(name):
     compiled = torch.compile(lambda s, t, m: LOSSES[name](s, t, mask=m, validate=False), fullgraph=True,
                              backend="eager")
     torch.testing.assert_close(compiled(scores, teacher, mask), eager)
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+@pytest.mark.parametrize("reduction", ["mean", "none"])
+def test_flat_items_with_indexes_equal_the_padded_lists(name, reduction):
+    # Lists of 1, 4 and 7 items, interleaved in the flat input with ids out of order; the padded
+    # form holds each list's items in their flat-input order.
+    gen = torch.Generator().manual_seed(5)
+    sizes = {9: 4, 2: 7, 5: 1}
+    ids = torch.tensor([q for q, n in sizes.items() for _ in range(n)])[torch.randperm(12, generator=gen)]
+    scores = torch.randn(12, dtype=torch.float64, generator=gen)
+    teacher = 3 * torch.randn(12, dtype=torch.float64, generator=gen)
+    padded_scores = torch.zeros(3, 7, dtype=torch.float64)
+    padded_teacher = torch.zeros(3, 7, dtype=torch.float64)
+    mask = torch.zeros(3, 7, dtype=torch.bool)
+    for row, q in enumerate(sorted(sizes)):  # "none" gives one value per id, ascending
+        items = (ids == q).nonzero().flatten()
+        padded_scores[row, : len(items)], padded_teacher[row, : len(items)] = scores[items], teacher[items]
+        mask[row, : len(items)] = True
+    flat_in = scores.clone().requires_grad_(True)
+    padded_in = padded_scores.clone().requires_grad_(True)
+    options = dict(reduction=reduction, empty="zero")
+    flat_value = LOSSES[name](flat_in, teacher, indexes=ids, **options)
+    padded_value = LOSSES[name](padded_in, padded_teacher, mask=mask, **options)
+    torch.testing.assert_close(flat_value, padded_value, rtol=1e-9, atol=1e-12)
+    flat_value.sum().backward()
+    padded_value.sum().backward()
+    expected = torch.zeros(12, dtype=torch.float64)
+    for row, q in enumerate(sorted(sizes)):
+        items = (ids == q).nonzero().flatten()
+        expected[items] = padded_in.grad[row, : len(items)]
+    torch.testing.assert_close(flat_in.grad, expected, rtol=1e-9, atol=1e-12)

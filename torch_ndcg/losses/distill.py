@@ -39,6 +39,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .. import definitions as d
+from ..options import DEFAULT_LOSS_EMPTY, DEFAULT_REDUCTION, LOSS_EMPTY, REDUCTIONS, LossEmpty, Reduction
 from ..validation import (
     check_list_length,
     check_mask,
@@ -48,6 +49,7 @@ from ..validation import (
     check_tensor,
 )
 from . import approx, common, listwise
+from .layout import flat_call
 
 ADR_IMPLS = ("auto", "dense", "streaming")
 MARGIN_PAIRS = ("all", "first")
@@ -89,7 +91,8 @@ def check_options(**options: object) -> None:
         check_option("impl", options["impl"], ADR_IMPLS)
     if options.get("discount") is not None:
         d.resolve_discount(options["discount"])  # type: ignore[arg-type]
-    common.check_loss_options(options["empty"], options["reduction"])  # type: ignore[arg-type]
+    check_option("empty", options["empty"], LOSS_EMPTY)
+    check_option("reduction", options["reduction"], REDUCTIONS)
     if not isinstance(options["validate"], bool):
         raise TypeError(f"validate must be True or False, got {options['validate']!r}")
 
@@ -185,9 +188,10 @@ def distill_listnet_loss(
     teacher_scores: Tensor,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     temperature: float = 1.0,
-    empty: str = "skip",
-    reduction: str = "mean",
+    empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
     validate: bool = True,
 ) -> Tensor:
     r"""ListNet's top-one cross-entropy to the teacher's softmax at a temperature.
@@ -205,6 +209,8 @@ def distill_listnet_loss(
         scores: ``[..., N]`` the student's scores.
         teacher_scores: ``[..., N]`` the teacher's real-valued scores (any sign); no gradient.
         mask: ``[..., N]`` bool, False at padding.
+        indexes: ``[T]`` query id of every item, for flat 1-D ``scores`` and ``teacher_scores`` (any
+            order and list sizes): the same values and gradients as the padded lists.
         temperature: ``T > 0``.
         empty: a list with fewer than two real items: ``"skip"`` (left out of the mean, no
             gradient), ``"zero"`` (loss 0, counted), ``"keep"`` (the formula: 0) or ``"error"``.
@@ -220,6 +226,8 @@ def distill_listnet_loss(
         >>> loss.backward(); bool(scores.grad[0, 0] > 0)
         True
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(distill_listnet_loss, locals())
     check_options(temperature=temperature, empty=empty, reduction=reduction, validate=validate)
     lists = _prepare("distill_listnet_loss", "listnet_loss", scores, teacher_scores, mask, validate)
     tau = float(temperature)
@@ -236,9 +244,10 @@ def distill_listmle_loss(
     teacher_scores: Tensor,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     position_aware: bool = False,
-    empty: str = "skip",
-    reduction: str = "mean",
+    empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
     validate: bool = True,
 ) -> Tensor:
     r"""ListMLE to the teacher's order: the Plackett–Luce negative log-likelihood of the real
@@ -265,6 +274,8 @@ def distill_listmle_loss(
         >>> round(tn.distill_listmle_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[3.5, -1.0, 0.2]])).item(), 4)
         0.7209
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(distill_listmle_loss, locals())
     check_options(empty=empty, reduction=reduction, validate=validate)
     if not isinstance(position_aware, bool):
         raise TypeError(f"position_aware must be True or False, got {position_aware!r}")
@@ -306,9 +317,10 @@ def distill_ranknet_loss(
     teacher_scores: Tensor,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     temperature: float = 1.0,
-    empty: str = "skip",
-    reduction: str = "mean",
+    empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
     validate: bool = True,
 ) -> Tensor:
     r"""RankNet with soft pair targets from the teacher, averaged over the real pairs of each list.
@@ -333,6 +345,8 @@ def distill_ranknet_loss(
         >>> round(tn.distill_ranknet_loss(torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[3.5, -1.0, 0.2]])).item(), 4)
         0.3475
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(distill_ranknet_loss, locals())
     check_options(temperature=temperature, empty=empty, reduction=reduction, validate=validate)
     lists = _prepare("distill_ranknet_loss", "ranknet_loss", scores, teacher_scores, mask, validate)
     diff = lists.scores[:, :, None] - lists.scores[:, None, :]
@@ -349,9 +363,10 @@ def margin_mse_loss(
     teacher_scores: Tensor,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     pairs: str = "all",
-    empty: str = "skip",
-    reduction: str = "mean",
+    empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
     validate: bool = True,
 ) -> Tensor:
     r"""Margin-MSE (Hofstätter, Althammer, Schröder, Sertkan & Hanbury, "Improving Efficient
@@ -380,6 +395,8 @@ def margin_mse_loss(
         >>> round(tn.margin_mse_loss(s, t).item(), 4), tn.margin_mse_loss(s, t, pairs="first").item()
         (1.1667, 1.625)
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(margin_mse_loss, locals())
     check_options(pairs=pairs, empty=empty, reduction=reduction, validate=validate)
     lists = _prepare("margin_mse_loss", "ranknet_loss", scores, teacher_scores, mask, validate)
     errors = lists.scores - lists.teacher  # 0 at padding
@@ -415,11 +432,12 @@ def adr_mse_loss(
     teacher_scores: Tensor,
     *,
     mask: Tensor | None = None,
+    indexes: Tensor | None = None,
     temperature: float = 1.0,
     discount: d.Discount | None = "log2",
     impl: str = "auto",
-    empty: str = "skip",
-    reduction: str = "mean",
+    empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
     validate: bool = True,
 ) -> Tensor:
     r"""Approximate Discounted Rank MSE (Schlatt, Fröbe, Scells, Zhuang, Koopman, Zuccon, Stein,
@@ -450,6 +468,8 @@ def adr_mse_loss(
         >>> round(loss.item(), 4)
         1.9999
     """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(adr_mse_loss, locals())
     check_options(temperature=temperature, discount=discount, impl=impl, empty=empty, reduction=reduction,
                   validate=validate)
     weight_of = None if discount is None else d.resolve_discount(discount)
@@ -488,8 +508,10 @@ class _DistillLoss(torch.nn.Module):
         check_options(**settled)
         self.options = options
 
-    def forward(self, scores: Tensor, teacher_scores: Tensor, mask: Tensor | None = None) -> Tensor:
-        return type(self)._loss(scores, teacher_scores, mask=mask, **self.options)
+    def forward(
+        self, scores: Tensor, teacher_scores: Tensor, *, mask: Tensor | None = None, indexes: Tensor | None = None
+    ) -> Tensor:
+        return type(self)._loss(scores, teacher_scores, mask=mask, indexes=indexes, **self.options)
 
     def extra_repr(self) -> str:
         return ", ".join(f"{key}={value!r}" for key, value in self.options.items())

@@ -44,7 +44,8 @@ def flat_call(loss: Callable[..., Tensor], arguments: dict[str, Any]) -> Tensor:
     for name, parameter in inspect.signature(loss).parameters.items():
         if parameter.kind is parameter.VAR_KEYWORD:  # the **options group, spread out
             given.update(given.pop(name, None) or {})
-    scores, relevance, indexes, mask = (given.pop(name) for name in ("scores", "relevance", "indexes", "mask"))
+    target = list(inspect.signature(loss).parameters)[1]  # relevance, or a teacher's scores
+    scores, relevance, indexes, mask = (given.pop(name) for name in ("scores", target, "indexes", "mask"))
     reduction = given.pop("reduction", DEFAULT_REDUCTION)
     check_option("reduction", reduction, REDUCTIONS)
     scores, relevance, indexes, _ = flat.select(scores, relevance, indexes, mask)
