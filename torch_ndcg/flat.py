@@ -254,7 +254,7 @@ def queries(
     if rows is None:
         return rank(
             scores, relevance, indexes, gain=gain, ties=ties, validate=validate, weights=weights,
-            threshold=threshold, unretrieved=unretrieved,
+            threshold=threshold, unretrieved=unretrieved, hits=hits,
         )
     return dense.queries(
         rows.scores, rows.relevance, cutoffs, mask=rows.mask, gain=gain, ties=ties, hits=hits, validate=validate,

@@ -17,14 +17,18 @@ METRICS = ("ndcg", "dcg", "mrr", "precision", "recall", "average_precision", "hi
 CUTOFFS = (1, 2, 3, None)
 
 
+def _weights(weights):
+    return {} if weights is None else {"weights": weights}  # (a metric without weights refuses them)
+
+
 def _call(name, scores, labels, weights, layout, ties, **options):
     function = getattr(tn, name)
     options.pop("gain" if name not in ("ndcg", "dcg") else "threshold", None)
     weights = weights if name in ("ndcg", "dcg") else None  # (per-item weights weigh gains)
     if layout == "dense":
-        return function(scores, labels, CUTOFFS, weights=weights, ties=ties, reduction="none", **options)
+        return function(scores, labels, CUTOFFS, **_weights(weights), ties=ties, reduction="none", **options)
     ids = torch.zeros(scores.shape[-1], dtype=torch.long)
-    flat_options = dict(indexes=ids, weights=weights, ties=ties, reduction="none", **options)
+    flat_options = dict(indexes=ids, **_weights(weights), ties=ties, reduction="none", **options)
     if layout == "flat rows":
         return function(scores, labels, CUTOFFS, **flat_options)
     with mock.patch.object(flat, "as_rows", return_value=None):  # the segment path, not padded rows
