@@ -11,7 +11,7 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
 * **flat** ``update(scores, relevance, indexes=query_ids)``, torchmetrics' retrieval form, where
   one query may span batches: the rows are kept (20 bytes per item: a float64 score, so that
   ranking is exact as in the functional form, a label in the metric's dtype, float32 by
-  default, and an int64 id) and the flat layout runs at ``compute()``, whose working memory comes on top (``python -m torch_ndcg.bench metrics``
+  default, and an int64 id) and the flat layout runs at ``compute()``, whose working memory comes on top (``python -m benchmarks metrics``
   measures both). Under DDP each rank evaluates its own rows at ``compute()`` and the ranks
   exchange per-query values and ids: an id seen on several ranks is one query repeated (as
   ``DistributedSampler`` repeats samples) and counts once. Keep each query's items on one rank

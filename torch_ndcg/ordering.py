@@ -12,7 +12,7 @@ there is its own business:
   VQSort on Arm) orders a whole ``[64, 200]`` batch of packed 64-bit keys in ~30 µs (measured
   on an AVX-512 x86 CPU; Arm is untested here). Beyond 256 items that sort leaves its
   sorting-network path and ``topk`` wins. A validation loop of small batches spends most of its
-  time here (``python -m torch_ndcg.bench metrics``).
+  time here (``python -m benchmarks metrics``).
 
 The same contract covers what callers may need beyond plain scores: a secondary key that
 breaks ties (``tie_break``), and items that are present but never ranked (score ``-inf``: they

@@ -2,7 +2,7 @@
 
 import builtins
 
-from torch_ndcg.bench import distill
+from benchmarks import distill
 
 
 def test_without_sentence_transformers_prints_our_column(capsys, monkeypatch):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from torch_ndcg.bench import eval as eval_bench
+from benchmarks import eval as eval_bench
 
 pytest.importorskip("torchmetrics", reason="the benchmark's reference, in the dev extra")
 

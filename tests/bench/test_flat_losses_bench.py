@@ -2,7 +2,7 @@
 
 import torch
 
-from torch_ndcg.bench import flat_losses
+from benchmarks import flat_losses
 
 
 def test_flat_losses_benchmark_quick(capsys):

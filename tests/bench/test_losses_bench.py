@@ -2,7 +2,7 @@
 
 import pytest
 
-from torch_ndcg.bench import losses
+from benchmarks import losses
 
 
 def test_losses_benchmark_quick(capsys):
@@ -36,7 +36,7 @@ def test_one_case_in_a_fresh_process():
 
 
 def test_standard_losses_table_quick(capsys):
-    from torch_ndcg.bench import ranking_losses
+    from benchmarks import ranking_losses
 
     ranking_losses.table(quick=True)
     out = capsys.readouterr().out
@@ -53,7 +53,7 @@ def test_bare_formulas_compute_the_losses():
     import torch
 
     import torch_ndcg as tn
-    from torch_ndcg.bench.ranking_losses import floors
+    from benchmarks.ranking_losses import floors
 
     scores = torch.randn(3, 7, dtype=torch.float64)
     labels = torch.stack([torch.randperm(7) for _ in range(3)]).double()

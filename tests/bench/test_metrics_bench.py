@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from torch_ndcg.bench import metrics
+from benchmarks import metrics
 
 pytest.importorskip("torchmetrics", reason="the benchmarked classes need torch-ndcg[metrics]")
 

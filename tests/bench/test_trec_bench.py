@@ -2,7 +2,7 @@
 
 import re
 
-from torch_ndcg.bench import trec as trec_bench
+from benchmarks import trec as trec_bench
 
 
 def test_trec_benchmark_quick_runs_and_agrees(capsys, tmp_path):

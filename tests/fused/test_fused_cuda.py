@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import torch_ndcg as tn
-from torch_ndcg.bench import gpu
+from benchmarks import gpu
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 

@@ -1,4 +1,4 @@
-"""Dispatch ``python -m torch_ndcg.bench <table>`` to the module that measures that table."""
+"""Dispatch ``python -m benchmarks <table>`` to the module that measures that table."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import importlib
 TABLES = {
     "eval": "exact metrics against torchmetrics and scikit-learn",
     "losses": "NeuralNDCG / ApproxNDCG forward+backward time and peak memory; the standard losses vs allRank",
+    "distill": "the distillation losses against sentence-transformers' (where installed)",
     "flat_losses": "losses on flat items (indexes=) vs padded rows vs one call per list, skewed list sizes",
     "metrics": "stateful metric classes in a validation loop against torchmetrics",
     "gpu": "CUDA: losses (dense, streaming, Triton) and the exact metric",
@@ -16,11 +17,11 @@ TABLES = {
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("table", choices=sorted(TABLES), help="; ".join(f"{k}: {v}" for k, v in TABLES.items()))
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the benchmark runs")
     args, rest = parser.parse_known_args(argv)
-    module = importlib.import_module(f"torch_ndcg.bench.{args.table}")
+    module = importlib.import_module(f"benchmarks.{args.table}")
     module.main(quick=args.quick, argv=rest)
 
 

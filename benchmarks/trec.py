@@ -1,6 +1,6 @@
 """TREC run evaluation: ``torch_ndcg.trec`` against ranx and pytrec_eval on an MS MARCO-sized run.
 
-``python -m torch_ndcg.bench trec [--quick] [--queries 7000] [--depth 1000] [--dir /tmp] [--tools ...]``
+``python -m benchmarks trec [--quick] [--queries 7000] [--depth 1000] [--dir /tmp] [--tools ...]``
 
 The case: a run of 7,000 queries × 1,000 documents (7 M lines, the size of an MS MARCO dev run)
 and qrels with 1–3 judged documents per query (about 2; labels 0–2, mostly 1), about 80% of them
@@ -130,7 +130,7 @@ def _ours(qrels_path: str, run_path: str) -> Timing:
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench trec", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks trec", description=__doc__)
     parser.add_argument("--queries", type=int, default=7000)
     parser.add_argument("--depth", type=int, default=1000)
     parser.add_argument("--dir", default="/tmp", help="where the generated files are written (and reused)")

@@ -1,6 +1,6 @@
 """Losses table: forward+backward time and peak memory of NeuralNDCG and ApproxNDCG, dense vs streaming.
 
-``python -m torch_ndcg.bench losses [--quick]``. The first table, on one CPU thread, times
+``python -m benchmarks losses [--quick]``. The first table, on one CPU thread, times
 NeuralNDCG against allRank 1.4.3's own ``neuralNDCG`` (an optional benchmark dependency:
 ``pip install --no-deps allrank==1.4.3``; its two unused imports are stubbed) and ListNet, side by
 side in one process. On CPU every case of the second table runs in a fresh subprocess and
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from typing import Any
 
 import torch
 
+from benchmarks import child_env
 import torch_ndcg as tn
 from torch_ndcg.data import synthetic_letor
 
@@ -90,10 +90,10 @@ def measure(loss: str, impl: str, batch: int, length: int, device: str, iters: i
 
 
 def _in_fresh_process(*args: object, **env: str) -> Any:
-    """``python -m torch_ndcg.bench.losses *args`` in a new process (``env`` added to this one's):
+    """``python -m benchmarks.losses *args`` in a new process (``env`` added to this one's):
     its last line of output, read as JSON."""
-    command = [sys.executable, "-m", "torch_ndcg.bench.losses", *map(str, args)]
-    done = subprocess.run(command, capture_output=True, text=True, check=True, env={**os.environ, **env})
+    command = [sys.executable, "-m", "benchmarks.losses", *map(str, args)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=child_env(env))
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -353,7 +353,7 @@ def _compile_table(quick: bool) -> None:
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench losses")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks losses")
     parser.add_argument("--case", nargs=5, metavar=("LOSS", "IMPL", "B", "N", "ITERS"), help=argparse.SUPPRESS)
     parser.add_argument("--peak", nargs=3, metavar=("IMPL", "B", "N"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv or [])

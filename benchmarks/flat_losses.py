@@ -1,6 +1,6 @@
 """Flat-losses table: skewed lists as flat items (``indexes=``) vs padded rows vs one call per list.
 
-``python -m torch_ndcg.bench flat_losses [--quick]``. One batch of one long list (4,000 items)
+``python -m benchmarks flat_losses [--quick]``. One batch of one long list (4,000 items)
 and many two-item lists (2,000), forward + backward of NeuralNDCG and LambdaLoss with default
 options, in three forms: flat items with ``indexes=`` (the lists grouped by length), the padded
 ``[Q, max n]`` rows with a mask, and each list as its own ``[1, n]`` call, their times and peak
@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
 
 import torch
+
+from benchmarks import child_env
 from torch import Tensor
 
 import torch_ndcg as tn
@@ -95,10 +96,10 @@ def _fresh(loss: str, layout: str, length: int, repeats: int, quick: bool, timeo
     ran past ``timeout``."""
     if quick:
         return case(loss, layout, length, repeats, quick)
-    command = [sys.executable, "-m", "torch_ndcg.bench.flat_losses", "--case", loss, layout, str(length), str(repeats)]
+    command = [sys.executable, "-m", "benchmarks.flat_losses", "--case", loss, layout, str(length), str(repeats)]
     try:
         done = subprocess.run(command + (["--quick"] if quick else []), capture_output=True, text=True, check=True,
-                              timeout=timeout, env={**os.environ, **ALLOCATOR_ENV})  # fmt: skip
+                              timeout=timeout, env=child_env(ALLOCATOR_ENV))  # fmt: skip
     except subprocess.TimeoutExpired:
         return None
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -136,7 +137,7 @@ def table(quick: bool) -> None:
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench flat_losses")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks flat_losses")
     parser.add_argument("--case", nargs=4, metavar=("LOSS", "LAYOUT", "LENGTH", "REPEATS"))
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)

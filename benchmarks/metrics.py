@@ -1,6 +1,6 @@
 """Stateful NDCG@10 in a validation loop: our metric classes against torchmetrics' RetrievalNormalizedDCG.
 
-``python -m torch_ndcg.bench metrics [--quick] [--batches 1000] [--tm-batches 100] [--repeat 5]``
+``python -m benchmarks metrics [--quick] [--batches 1000] [--tm-batches 100] [--repeat 5]``
 
 A loop of ``--batches`` batches of 64 queries × 200 items (graded labels 0–4, about 30% non-zero)
 calls ``update`` on every batch and ``compute`` once. Cases: our ``NDCG(k=10)`` on dense
@@ -41,6 +41,8 @@ import sys
 import time
 
 import torch
+
+from benchmarks import child_env
 
 CASES = ("dense", "dense-unchecked", "flat", "torchmetrics")
 
@@ -153,10 +155,10 @@ def _run_memory(case: str, batches: int, args: argparse.Namespace) -> dict:
     if args.inline:
         return _memory(case, batches, args.pool, args.queries, args.items)
     command = [
-        sys.executable, "-m", "torch_ndcg.bench.metrics", "--worker", case, "--batches", str(batches),
+        sys.executable, "-m", "benchmarks.metrics", "--worker", case, "--batches", str(batches),
         "--pool", str(args.pool), "--queries", str(args.queries), "--items", str(args.items),
     ]
-    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=child_env())
     result = json.loads(done.stdout.strip().splitlines()[-1])
     result["memory"] = {int(n): tuple(v) for n, v in result["memory"].items()}
     return result
@@ -215,7 +217,7 @@ def _tie_heavy_bar(batches: int, rounds: int, queries: int, items: int) -> None:
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench metrics")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks metrics")
     parser.add_argument("--batches", type=int, default=20 if quick else 1000)
     parser.add_argument("--tm-batches", type=int, default=5 if quick else 100)
     parser.add_argument("--pool", type=int, default=5 if quick else 25, help="distinct batches cycled")

@@ -1,6 +1,6 @@
 """Standard-losses table: forward+backward time of ListNet, ListMLE, RankNet, LambdaLoss (and the
 losses allRank lacks) against allRank 1.4.3 side by side, and the pairwise losses' peak memory
-on long lists. Part of ``python -m torch_ndcg.bench losses``.
+on long lists. Part of ``python -m benchmarks losses``.
 
 allRank is an optional benchmark dependency (not installed with torch_ndcg): when
 ``allrank.models.losses`` imports, its losses are timed in the same run on the same inputs,
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -22,6 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+
+from benchmarks import child_env
 
 import torch_ndcg as tn
 
@@ -172,8 +173,8 @@ def peak_memory(loss: str, batch: int, length: int) -> dict[str, float]:
 
 
 def _fresh_process(loss: str, batch: int, length: int) -> dict[str, float]:
-    command = [sys.executable, "-m", "torch_ndcg.bench.ranking_losses", "--memory", loss, str(batch), str(length)]
-    done = subprocess.run(command, capture_output=True, text=True, check=True, env=os.environ.copy())
+    command = [sys.executable, "-m", "benchmarks.ranking_losses", "--memory", loss, str(batch), str(length)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, env=child_env())
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -231,7 +232,7 @@ def _allrank_version() -> str:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench.ranking_losses")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.ranking_losses")
     parser.add_argument("--memory", nargs=3, metavar=("LOSS", "B", "N"))
     args = parser.parse_args()
     if args.memory:

@@ -1,6 +1,6 @@
 """CUDA: smooth losses (dense, streaming PyTorch, Triton) and the exact NDCG@10, measured in one run.
 
-``python -m torch_ndcg.bench gpu [--quick] [--batch 64] [--sizes 256,1024,4096,16384]
+``python -m benchmarks gpu [--quick] [--batch 64] [--sizes 256,1024,4096,16384]
 [--iters 50] [--repeats 5] [--bandwidth-gbs 3350] [--profile]``
 
 Losses table: one forward+backward of ``neural_ndcg_loss`` (``--iters`` Sinkhorn iterations)
@@ -98,8 +98,9 @@ def losses_table(args: argparse.Namespace) -> None:
                     row[impl] = (None, None)
                     continue
                 if impl in last:  # the pairwise work grows as N²
-                    estimates[impl] = last[impl][1] * (n / last[impl][0]) ** 2
-                    if estimates[impl] > args.skip_seconds:
+                    estimate = last[impl][1] * (n / last[impl][0]) ** 2
+                    if estimate > args.skip_seconds:
+                        estimates[impl] = estimate  # shown instead of a time: the case was not run
                         row[impl] = (None, None)
                         continue
                 try:
@@ -148,7 +149,7 @@ def _ints(text: str) -> list[int]:
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench gpu")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks gpu")
     parser.add_argument("--batch", type=int, default=4 if quick else 64)
     parser.add_argument("--sizes", type=_ints, default=[64, 256] if quick else [256, 1024, 4096, 16384])
     parser.add_argument("--iters", type=int, default=5 if quick else 50)

@@ -1,6 +1,6 @@
 """Exact NDCG@10: this library's dense and flat layouts against torchmetrics and scikit-learn.
 
-``python -m torch_ndcg.bench eval [--quick] [--repeats 7] [--ref-items 500000] [--bandwidth-gbs 3350] [--threads N]``
+``python -m benchmarks eval [--quick] [--repeats 7] [--ref-items 500000] [--bandwidth-gbs 3350] [--threads N]``
 
 Two cases, Q queries × N items: 2,000 × 100 and 10,000 × 1,000. Labels are graded 0–4 with
 about 30% non-zero; scores are rounded to two decimals, so ties are common and every
@@ -286,7 +286,7 @@ def _call_cost(rounds: int) -> None:
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench eval")
+    parser = argparse.ArgumentParser(prog="python -m benchmarks eval")
     parser.add_argument("--repeats", type=int, default=3 if quick else 7, help="timed rounds of every implementation")
     parser.add_argument("--ref-items", type=int, default=500_000,
                         help="the references run on the first ref-items // N queries and are scaled up")

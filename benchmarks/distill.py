@@ -1,6 +1,6 @@
 """Distillation losses table: forward+backward time of each, against sentence-transformers' own.
 
-``python -m torch_ndcg.bench.distill [--quick] [--rounds R]``, one CPU thread, float32, 64 lists
+``python -m benchmarks.distill [--quick] [--rounds R]``, one CPU thread, float32, 64 lists
 of 100 items with teacher logits as the target. Each round times every implementation once, in
 turn (interleaved, so a change of machine load hits all of them), and the table gives the
 median over the rounds.
@@ -118,7 +118,7 @@ def _sentence_transformers(batch: int, length: int, scores: torch.Tensor, teache
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m torch_ndcg.bench.distill", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.distill", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the benchmark runs")
     parser.add_argument("--rounds", type=int, default=None)
     args = parser.parse_args(argv)
