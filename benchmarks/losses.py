@@ -21,11 +21,11 @@ from typing import Any
 
 import torch
 
-from benchmarks import child_env
 import torch_ndcg as tn
+from benchmarks import child_env
 from torch_ndcg.data import synthetic_letor
+from torch_ndcg.losses.backends import describe
 
-from ..losses.backends import describe
 from . import ranking_losses
 
 SINKHORN_ITERS = 50
