@@ -1,4 +1,5 @@
-"""The distillation losses benchmark runs at tiny sizes, with or without sentence-transformers."""
+"""The distillation losses benchmark runs at tiny sizes without sentence-transformers (a maintainer
+runs it with it; the parity itself is tested on committed reference values)."""
 
 import builtins
 
@@ -21,11 +22,3 @@ def test_without_sentence_transformers_prints_our_column(capsys, monkeypatch):
     assert [row.split("|")[1].strip() for row in rows] == list(distill.OURS)
     assert all(float(row.split("|")[2]) > 0 for row in rows)
 
-
-def test_with_sentence_transformers_prints_ratios(capsys):
-    import pytest
-
-    pytest.importorskip("sentence_transformers")
-    distill.main(quick=True, argv=[])
-    out = capsys.readouterr().out
-    assert out.count("x |") == len(distill.OURS)
