@@ -475,9 +475,8 @@ def adr_mse_loss(
     weight_of = None if discount is None else d.resolve_discount(discount)
     lists = _prepare("adr_mse_loss", "approx_ndcg_loss", scores, teacher_scores, mask, validate)
     tau = float(temperature)
-    batch, n = lists.scores.shape
-    if impl == "auto":
-        impl = "dense" if batch * n * n <= common.AUTO_DENSE_MAX_PAIRS else "streaming"
+    if impl == "auto":  # the pairwise losses' rule (ADR-MSE has no Triton path)
+        impl = common.auto_impl(*lists.scores.shape, lists.scores, triton=False)
     if impl == "dense":
         smooth = approx.dense_ranks(lists.scores, lists.valid, tau)
     else:
