@@ -87,20 +87,28 @@ class TorchBlocks:
         self._buffers: list[Tensor | None] = [None, None]
 
     def release(self) -> None:
-        self._buffers = [None, None]
+        if not torch.compiler.is_compiling():  # a traced graph keeps no buffers (see _blocks)
+            self._buffers = [None, None]
 
     def _blocks(self, like: Tensor, rows: int, cols: int) -> list[tuple[slice, slice, Tensor, Tensor]]:
         """The blocks of ``[B, rows, cols]``, each with two ``[b, i, cols]`` views of the buffers."""
         plan = blocks(like.shape[0], rows, cols, like.element_size())
-        numel = max(((b.stop - b.start) * (i.stop - i.start) for b, i in plan), default=0) * cols
-        for k, buffer in enumerate(self._buffers):
-            if buffer is None or buffer.numel() < numel or buffer.dtype != like.dtype or buffer.device != like.device:
-                self._buffers[k] = torch.empty(numel, dtype=like.dtype, device=like.device)
+        # A list and ``or [0]``, not a generator with ``default=``: torch.compile traces this.
+        numel = max([(b.stop - b.start) * (i.stop - i.start) for b, i in plan] or [0]) * cols
+        if torch.compiler.is_compiling():
+            # A traced graph may not mutate this object (the autograd.Function would not be one
+            # op), and the compiler plans its own buffers: fresh ones, not kept.
+            buffers = [torch.empty(numel, dtype=like.dtype, device=like.device) for _ in self._buffers]
+        else:
+            for k, buffer in enumerate(self._buffers):
+                if buffer is None or buffer.numel() < numel or buffer.dtype != like.dtype or buffer.device != like.device:
+                    self._buffers[k] = torch.empty(numel, dtype=like.dtype, device=like.device)
+            buffers = self._buffers
         out = []
         for b, i in plan:
             shape = (b.stop - b.start, i.stop - i.start, cols)
             size = shape[0] * shape[1] * cols
-            out.append((b, i, *(buffer[:size].view(shape) for buffer in self._buffers)))
+            out.append((b, i, *(buffer[:size].view(shape) for buffer in buffers)))
         return out
 
     def lse_outer(self, x: Tensor, y: Tensor, z: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor | None]:
