@@ -77,6 +77,29 @@ def test_dense_layout_without_validation_compiles_as_one_graph(name):
     _assert_same(_value_and_grad(torch.compile(fn, backend="aot_eager", fullgraph=True), scores, relevance), eager)
 
 
+# Every implementation a loss has on CPU: impl="auto" picks streaming (or kernel) for longer lists
+# than the small inputs above, so each is compiled here by name.
+IMPLS = {
+    "neural_ndcg_loss": ("dense", "streaming", "kernel"),
+    "approx_ndcg_loss": ("dense", "streaming"),
+    "ranknet_loss": ("dense", "streaming"),
+    "lambda_loss": ("dense", "streaming"),
+    "pairwise_hinge_loss": ("dense", "streaming"),
+}
+
+
+@pytest.mark.parametrize("name, impl", [(name, impl) for name, impls in IMPLS.items() for impl in impls])
+def test_every_implementation_compiles_as_one_graph(name, impl):
+    loss = LOSSES[name]
+    scores, relevance, _ = _inputs(masked=False)
+
+    def fn(s, r):
+        return loss(s, r, impl=impl, validate=False)
+
+    eager = _value_and_grad(fn, scores, relevance)
+    _assert_same(_value_and_grad(torch.compile(fn, backend="aot_eager", fullgraph=True), scores, relevance), eager)
+
+
 def test_neural_ndcg_compiles_with_inductor_as_one_graph():
     scores, relevance, _ = _inputs(masked=False)
 
@@ -144,3 +167,63 @@ def test_autocast_runs_the_operator_in_float32():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         dcg = torch.ops.torch_ndcg.sinkhorn_dcg(half[0], lengths, half[1], half[2], *rest)[0]
     assert dcg.dtype == torch.float32
+
+
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_validating_losses_compile_as_one_graph(name):
+    """The value checks run inside one registered operator, not as graph breaks."""
+    loss = LOSSES[name]
+    scores, relevance, mask = _inputs(masked=True)
+
+    def fn(s, r, m):
+        return loss(s, r, mask=m)
+
+    eager = _value_and_grad(fn, scores, relevance, mask)
+    _assert_same(_value_and_grad(torch.compile(fn, backend="aot_eager", fullgraph=True), scores, relevance, mask), eager)
+
+
+@pytest.mark.parametrize("name", ["listnet_loss", "neural_ndcg_loss", "ranknet_loss"])
+@pytest.mark.parametrize("bad, message", [("nan score", "scores contains NaN"), ("negative label", "relevance contains negative")])
+def test_compiled_losses_refuse_bad_values_as_eager_does(name, bad, message):
+    loss = LOSSES[name]
+    scores, relevance, _ = _inputs(masked=False)
+    if bad == "nan score":
+        scores[1, 2] = torch.nan
+    else:
+        relevance[0, 3] = -1.0
+    compiled = torch.compile(lambda s, r: loss(s, r), backend="aot_eager", fullgraph=True)
+    for fn in (lambda s, r: loss(s, r), compiled):
+        with pytest.raises(ValueError, match=message):
+            fn(scores, relevance)
+
+
+def test_compiled_losses_warn_of_swapped_arguments_as_eager_does():
+    labels = torch.tensor([[0.0, 1.0, 2.0, 3.0]], dtype=torch.float64)
+    probabilities = torch.tensor([[0.1, 0.4, 0.7, 0.2]], dtype=torch.float64)
+    compiled = torch.compile(lambda s, r: tn.listnet_loss(s, r), backend="aot_eager", fullgraph=True)
+    with pytest.warns(UserWarning, match="swapped"):
+        compiled(labels, probabilities)
+
+
+def test_the_check_operator_passes_opcheck():
+    scores, relevance, mask = _inputs(masked=True)
+    torch.library.opcheck(torch.ops.torch_ndcg.check_inputs.default, (scores, relevance, mask, "exp2"))
+
+
+@pytest.mark.parametrize("masked", [False, True])
+@pytest.mark.parametrize("spread", [1.0, 1e4], ids=["shifted sums", "log space"])
+def test_compiled_listmle_takes_either_form_as_eager_does(masked, spread):
+    """Eager ListMLE picks its exact form by a host read; compiled, by a torch.cond: a list whose
+    scores span more than float32's exp range takes the log-space form in both."""
+    gen = torch.Generator().manual_seed(3)
+    scores = torch.randn(4, 7, dtype=torch.float64, generator=gen) * spread
+    relevance = torch.randint(0, 4, (4, 7), generator=gen).double()
+    mask = torch.rand(4, 7, generator=gen) > 0.3 if masked else None
+
+    def fn(s, r, m):
+        return tn.listmle_loss(s, r, mask=m)
+
+    eager = _value_and_grad(fn, scores, relevance, mask)
+    compiled = _value_and_grad(torch.compile(fn, backend="aot_eager", fullgraph=True), scores, relevance, mask)
+    assert torch.isfinite(eager[0]) and torch.isfinite(eager[1]).all()
+    torch.testing.assert_close(compiled, eager, rtol=1e-9, atol=1e-9)

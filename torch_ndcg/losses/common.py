@@ -18,12 +18,13 @@ from torch import Tensor
 from .. import definitions as d
 from .. import fused as fused_kernels
 from ..aggregation import apply_empty, reduce
-from ..dense import ideal_dcg, may_read_values, prepare as prepare_dense
+from ..dense import check_layout, ideal_dcg, may_read_values, prepare as prepare_dense
 from .. import options
 from ..options import REDUCTIONS
 from ..validation import check_option, names_arguments
 from . import kernels
 from .options import single_cutoff
+from .value_checks import validated
 
 P = ParamSpec("P")
 
@@ -94,7 +95,11 @@ def prepare(
     per list, with ``ideal=False`` for losses that only ask whether anything is relevant)."""
     check_loss_scores(scores)
     cutoff = single_cutoff(k)
-    lists = prepare_dense(scores, relevance, mask, gain, validate)
+    checked = validate and isinstance(gain, str)  # behind one read, and compiled as one op
+    if checked:
+        check_layout(scores, relevance, mask)  # (again in prepare_dense) types and shapes first
+        scores = validated(scores, relevance, mask, gain)
+    lists = prepare_dense(scores, relevance, mask, gain, validate and not checked)
     idcg = ideal_dcg(lists, (cutoff,), discount)[..., 0].reshape(-1) if ideal else None
     n = lists.length
     valid = torch.ones(lists.scores.shape, dtype=torch.bool, device=lists.scores.device) if mask is None else mask

@@ -24,6 +24,7 @@ from ..validation import as_float_scores, check_gain_values, names_arguments
 from . import common
 from .layout import flat_call
 from .options import GainLossOptions, ListMLEOptions, LossOptions
+from .value_checks import validated
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,9 @@ def _checked(scores: Tensor, relevance: Tensor, mask: Tensor | None, options: Lo
     gain = getattr(options, "gain", DEFAULT_GAIN)
     common.check_loss_scores(scores)
     dtype = check_layout(scores, relevance, mask)
+    if validate and isinstance(gain, str) and torch.compiler.is_compiling():
+        # One operator, not the graph break of _finish's host read (value_checks.py).
+        scores, validate = validated(scores, relevance, mask, gain), False
     scores = as_float_scores("scores", scores).to(dtype)
     relevance = relevance.to(dtype)
     gains = d.gains(relevance, gain, dtype)
@@ -328,5 +332,32 @@ def listmle_loss(
     lists = _checked(scores, relevance, mask, options)
     order = label_order(lists.relevance, lists.padding, generator)
     padding = None if lists.padding is None else lists.padding.gather(-1, order)
-    values = PlackettLuce.apply(lists.scores, order, padding, may_read_values(lists.scores, lists.validate))
+    if torch.compiler.is_compiling():
+        values = _plackett_luce_traced(lists.scores, order, padding)
+    else:
+        values = PlackettLuce.apply(lists.scores, order, padding, may_read_values(lists.scores, lists.validate))
     return _finish(values, lists)
+
+
+def _plackett_luce_traced(scores: Tensor, order: Tensor, padding: Tensor | None) -> Tensor:
+    """:class:`PlackettLuce`'s value in plain differentiable operations, for ``torch.compile``:
+    its host read, which picks the shifted form whenever it is exact, becomes a ``torch.cond``
+    in the graph (a compiled ``logcumsumexp`` on CPU costs several times the whole loss)."""
+    ranked = _ranked(scores, order, padding)
+    finfo = torch.finfo(ranked.dtype)
+    shifted = ranked - ranked.detach().amax(-1, keepdim=True).clamp(min=finfo.min)
+    if not shifted.numel():
+        return shifted.sum(-1)
+    first = shifted[..., 0] if padding is None else shifted[..., 0].masked_fill(padding[..., 0], 0.0)
+
+    def by_sums(shifted: Tensor) -> Tensor:
+        sums = shifted.exp().cumsum(-1)
+        # 1 at the padding: its log is finite there and its gradient (masked below) not 0/0.
+        return (sums if padding is None else sums.masked_fill(padding, 1.0)).log() - shifted
+
+    def by_logs(shifted: Tensor) -> Tensor:  # ℓ − s is the same whatever the shift
+        return shifted.logcumsumexp(-1) - shifted
+
+    exact = first.amin() > math.log(finfo.tiny / finfo.eps)
+    terms = torch.cond(exact, by_sums, by_logs, (shifted,))
+    return (terms if padding is None else terms.masked_fill(padding, 0.0)).sum(-1)

@@ -1,0 +1,76 @@
+"""A loss's value checks: one host read in the common case, and one registered operator under
+``torch.compile``, so that a validating loss compiles as one graph.
+
+A loss checks its inputs' values (NaN or infinite scores, negative or non-finite labels,
+``exp2`` gains that overflow; a warning when scores and labels look swapped) by reading them on
+the host. :func:`check_inputs` reads one three-number summary; only a suspicious one runs the
+metrics' exact checks, which name the culprit.
+
+Under ``torch.compile`` a read is a graph break: the graph is cut there and the pieces run with
+Python between them, which costs more than the checks. :func:`validated` instead hands the
+inputs to the registered operator ``torch_ndcg::check_inputs``, which the compiler keeps as one
+opaque call (it sees only a fake implementation). The operator runs :func:`check_inputs` on
+the real tensors and returns a zero that is added to the scores, so that the loss depends on
+the call and it is never dropped. A bad input raises the same ``ValueError`` (or warning)
+compiled as eager, and the graph has no break. A callable ``gain`` cannot cross an operator's
+boundary: such calls keep the metrics' checks and their graph breaks.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from .. import definitions as d
+from ..dense import check_values
+from ..validation import warn_if_swapped
+
+
+def check_inputs(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> None:
+    """The metrics' value checks of float ``scores`` and ``relevance`` for the named ``gain``,
+    behind one host read: the labels' range and the scores' sum (finite whenever every real
+    score is, unless large ones overflow it: then the exact checks clear them)."""
+    if not relevance.numel():
+        return
+    labels = relevance.to(scores.dtype if relevance.is_floating_point() else torch.float64)
+    real_scores = scores
+    if mask is not None:
+        labels = torch.where(mask, labels, torch.zeros((), dtype=labels.dtype, device=labels.device))
+        real_scores = torch.where(mask, scores, torch.zeros((), dtype=scores.dtype, device=scores.device))
+    low, high, total = torch.stack((*labels.aminmax(), real_scores.sum().to(labels.dtype))).tolist()
+    dtype = d.compute_dtype(scores, relevance)
+    limit = math.frexp(torch.finfo(dtype).max)[1] - 1 - math.ceil(math.log2(max(scores.shape[-1], 1)))
+    if not (low >= 0 and math.isfinite(high) and math.isfinite(total)) or (gain == "exp2" and high > limit):
+        check_values(scores, relevance, mask, gain, dtype)
+    if relevance.is_floating_point() and high <= 1:  # labels that may be probabilities
+        warn_if_swapped(scores, relevance, mask)
+
+
+# Defined with torch.library.Library rather than custom_op: a kernel with no autograd formula
+# of its own (its inputs need no gradient) is called without custom_op's Python wrappers,
+# which cost several times the checks on a small batch.
+_LIBRARY = torch.library.Library("torch_ndcg", "FRAGMENT")
+_LIBRARY.define("check_inputs(Tensor scores, Tensor relevance, Tensor? mask, str gain) -> Tensor")
+
+
+@torch.library.impl(_LIBRARY, "check_inputs", "CompositeExplicitAutograd")
+def _check_op(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> Tensor:
+    check_inputs(scores, relevance, mask, gain)
+    return scores.new_zeros(())
+
+
+@torch.library.register_fake("torch_ndcg::check_inputs", lib=_LIBRARY)
+def _(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> Tensor:
+    return scores.new_empty(())
+
+
+def validated(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> Tensor:
+    """``scores`` once their values and ``relevance``'s pass :func:`check_inputs`. Under
+    ``torch.compile``, the scores plus the operator's zero: the same values and gradient, and a
+    graph that cannot run without the checks (the operator sees no tensor that needs a gradient)."""
+    if torch.compiler.is_compiling():
+        return scores + torch.ops.torch_ndcg.check_inputs(scores.detach(), relevance, mask, gain)
+    check_inputs(scores, relevance, mask, gain)
+    return scores
