@@ -44,3 +44,16 @@ def test_a_nan_list_value_raises_naming_scores(monkeypatch):
 def test_skipped_lists_still_skip():
     value = tn.neural_ndcg_loss(torch.randn(2, 4), torch.tensor([[0, 0, 0, 0], [1, 0, 2, 0]]), reduction="none")
     assert torch.isnan(value[0]) and torch.isfinite(value[1])
+
+
+def test_a_nan_list_value_raises_naming_scores_when_compiled_too(monkeypatch):
+    monkeypatch.setattr(sinkhorn_kernel, "_compute_dtype", lambda s, n, width, tau: s.dtype)  # float32 regardless
+    scores, relevance = _corner()
+    torch._dynamo.reset()
+    compiled = torch.compile(
+        lambda s, r: tn.neural_ndcg_loss(s, r, temperature=1e-3, transposed=True, impl="kernel"),
+        backend="aot_eager", fullgraph=True,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="scores"):
+        compiled(scores, relevance)
+    torch._dynamo.reset()

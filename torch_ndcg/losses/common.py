@@ -24,7 +24,7 @@ from ..options import REDUCTIONS
 from ..validation import check_option, names_arguments
 from . import kernels
 from .options import single_cutoff
-from .value_checks import validated
+from .value_checks import check_smooth_values, validated, validated_smooth_values
 
 P = ParamSpec("P")
 
@@ -180,16 +180,11 @@ def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
     """
     is_empty = lists.idcg == 0
     values = dcg / torch.where(is_empty, torch.ones_like(lists.idcg), lists.idcg)
-    # NaN marks a skipped list from here on, so a NaN that a computation produced must not pass
-    # as one: the checked inputs were finite, so it is a numerical failure at these scores.
-    if may_read_values(values, lists.validate) and bool(torch.isnan(values).any()):
-        failed = torch.isnan(values) & ~is_empty
-        if bool(failed.any()):
-            raise ValueError(
-                f"scores: the smooth NDCG of list {int(failed.nonzero()[0, 0])} (flattened batch index) is NaN "
-                "although the inputs are finite, a numerical failure at these scores and temperature; "
-                "try float64 scores, a larger temperature or impl='dense'"
-            )
+    # Read on the host whenever reading is free (CPU) or allowed; compiled, in one operator.
+    if lists.validate and torch.compiler.is_compiling():
+        values = validated_smooth_values(values, is_empty)
+    elif may_read_values(values, lists.validate):
+        check_smooth_values(values, is_empty)
     return reduce(apply_empty(values, is_empty, empty).reshape(lists.batch_shape), reduction)
 
 

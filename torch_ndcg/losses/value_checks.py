@@ -13,7 +13,8 @@ opaque call (it sees only a fake implementation). The operator runs :func:`check
 the real tensors and returns a zero that is added to the scores, so that the loss depends on
 the call and it is never dropped. A bad input raises the same ``ValueError`` (or warning)
 compiled as eager, and the graph has no break. A callable ``gain`` cannot cross an operator's
-boundary: such calls keep the metrics' checks and their graph breaks.
+boundary: such calls keep the metrics' checks and their graph breaks. The smooth NDCG losses'
+check of their result (:func:`check_smooth_values`) runs the same way.
 """
 
 from __future__ import annotations
@@ -48,22 +49,48 @@ def check_inputs(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: s
         warn_if_swapped(scores, relevance, mask)
 
 
+def check_smooth_values(values: Tensor, is_empty: Tensor) -> None:
+    """A smooth NDCG ``[B]`` that is NaN for a list with something to rank (``~is_empty``) is a
+    ``ValueError``: NaN marks a skipped list from there on, and the checked inputs were finite,
+    so it is a numerical failure at these scores, which must not pass as a skipped list."""
+    if bool(torch.isnan(values).any()):
+        failed = torch.isnan(values) & ~is_empty
+        if bool(failed.any()):
+            raise ValueError(
+                f"scores: the smooth NDCG of list {int(failed.nonzero()[0, 0])} (flattened batch index) is NaN "
+                "although the inputs are finite, a numerical failure at these scores and temperature; "
+                "try float64 scores, a larger temperature or impl='dense'"
+            )
+
+
 # Defined with torch.library.Library rather than custom_op: a kernel with no autograd formula
 # of its own (its inputs need no gradient) is called without custom_op's Python wrappers,
-# which cost several times the checks on a small batch.
+# which cost several times the checks on a small batch. Each returns a zero.
 _LIBRARY = torch.library.Library("torch_ndcg", "FRAGMENT")
 _LIBRARY.define("check_inputs(Tensor scores, Tensor relevance, Tensor? mask, str gain) -> Tensor")
+_LIBRARY.define("check_smooth_values(Tensor values, Tensor is_empty) -> Tensor")
 
 
 @torch.library.impl(_LIBRARY, "check_inputs", "CompositeExplicitAutograd")
-def _check_op(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> Tensor:
+def _check_inputs_op(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> Tensor:
     check_inputs(scores, relevance, mask, gain)
     return scores.new_zeros(())
+
+
+@torch.library.impl(_LIBRARY, "check_smooth_values", "CompositeExplicitAutograd")
+def _check_smooth_values_op(values: Tensor, is_empty: Tensor) -> Tensor:
+    check_smooth_values(values, is_empty)
+    return values.new_zeros(())
 
 
 @torch.library.register_fake("torch_ndcg::check_inputs", lib=_LIBRARY)
 def _(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> Tensor:
     return scores.new_empty(())
+
+
+@torch.library.register_fake("torch_ndcg::check_smooth_values", lib=_LIBRARY)
+def _(values: Tensor, is_empty: Tensor) -> Tensor:
+    return values.new_empty(())
 
 
 def validated(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> Tensor:
@@ -74,3 +101,11 @@ def validated(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str)
         return scores + torch.ops.torch_ndcg.check_inputs(scores.detach(), relevance, mask, gain)
     check_inputs(scores, relevance, mask, gain)
     return scores
+
+
+def validated_smooth_values(values: Tensor, is_empty: Tensor) -> Tensor:
+    """``values`` once they pass :func:`check_smooth_values`, as :func:`validated` does."""
+    if torch.compiler.is_compiling():
+        return values + torch.ops.torch_ndcg.check_smooth_values(values.detach(), is_empty)
+    check_smooth_values(values, is_empty)
+    return values
