@@ -76,3 +76,23 @@ def test_loss_with_validate_false_never_waits_for_the_device(name) -> None:
     finally:
         torch.cuda.set_sync_debug_mode("default")
     assert torch.isfinite(value).all()
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_validating_loss_compiles_as_one_graph_on_cuda(name) -> None:
+    """The value checks run in one registered operator (a host read, as eager validate=True)."""
+    torch._dynamo.reset()
+    scores, relevance, mask = _batch()
+    loss = LOSSES[name]
+
+    def fn(s, r, mask):
+        return loss(s, r, mask=mask)
+
+    eager = _value_and_grad(fn, scores, relevance, mask)
+    compiled = _value_and_grad(torch.compile(fn, fullgraph=True), scores, relevance, mask)
+    torch.testing.assert_close(compiled[0], eager[0], rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(compiled[1], eager[1], rtol=1e-9, atol=1e-9)
+    bad = scores.clone()
+    bad[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="scores contains NaN"):
+        torch.compile(fn, fullgraph=True)(bad, relevance, mask)

@@ -39,7 +39,6 @@ class Lists:
     relevance: Tensor  # as given, in the compute dtype (padding may hold anything)
     gains: Tensor  # padding may hold anything: each loss masks what it reads
     mask: Tensor | None  # None: every item is real
-    padding: Tensor | None  # ~mask, computed once
     gain: d.Gain
     empty: str
     reduction: str
@@ -66,7 +65,7 @@ def _checked(scores: Tensor, relevance: Tensor, mask: Tensor | None, options: Lo
     gains = d.gains(relevance, gain, dtype)
     if validate and callable(gain):
         check_gain_values(gains, mask)
-    return Lists(scores, relevance, gains, mask, None if mask is None else ~mask, gain, empty, reduction, validate)
+    return Lists(scores, relevance, gains, mask, gain, empty, reduction, validate)
 
 
 def _finish(values: Tensor, lists: Lists) -> Tensor:
@@ -330,8 +329,9 @@ def listmle_loss(
         return flat_call(listmle_loss, locals())
     options = ListMLEOptions(generator=generator, empty=empty, reduction=reduction, validate=validate)
     lists = _checked(scores, relevance, mask, options)
-    order = label_order(lists.relevance, lists.padding, generator)
-    padding = None if lists.padding is None else lists.padding.gather(-1, order)
+    padding = None if mask is None else ~mask
+    order = label_order(lists.relevance, padding, generator)
+    padding = None if padding is None else padding.gather(-1, order)
     if torch.compiler.is_compiling():
         values = _plackett_luce_traced(lists.scores, order, padding)
     else:
