@@ -10,7 +10,6 @@ hyper-parameters are the named constants below.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
@@ -80,12 +79,6 @@ _CHECKS: dict[str, Callable[[Any], object]] = {
 }
 
 
-@functools.cache
-def _field_names(options: type) -> tuple[str, ...]:
-    """An options class's field names (``dataclasses.fields`` costs more than the checks)."""
-    return tuple(field.name for field in fields(options))
-
-
 @dataclass(frozen=True)
 class LossOptions:
     """What every loss takes besides its tensors; a subclass adds its own options as fields."""
@@ -98,14 +91,14 @@ class LossOptions:
     validate: bool
 
     def __post_init__(self) -> None:
-        for name in _field_names(type(self)):
-            value = getattr(self, name)
-            if name == "empty":
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if field.name == "empty":
                 check_option("empty", value, self.empty_choices)
-            elif name == "impl":
+            elif field.name == "impl":
                 check_option("impl", value, self.impl_choices)
             else:
-                _CHECKS[name](value)
+                _CHECKS[field.name](value)
 
     def arguments(self) -> dict[str, Any]:
         """The options as keyword arguments of the loss function (a shallow copy: a generator
