@@ -263,11 +263,11 @@ def warn_if_swapped(scores: Tensor, relevance: Tensor, mask: Tensor | None) -> N
         warnings.warn(
             "relevance looks like probabilities (values in [0, 1]) and scores like small integer labels: "
             "are they swapped? The order is (scores, relevance): the model's outputs first, then the labels",
-            UserWarning, stacklevel=_caller_stacklevel(),
+            UserWarning, stacklevel=caller_stacklevel(),
         )
 
 
-def _caller_stacklevel() -> int:
+def caller_stacklevel() -> int:
     """The ``stacklevel`` of the first frame outside torch_ndcg (and torchmetrics' wrappers)
     for a ``warnings.warn`` made in the function that calls this one."""
     frame, level = sys._getframe(2), 2  # (the frame of stacklevel 2: whoever called that function)

@@ -421,6 +421,23 @@ def test_compiles_without_graph_breaks(name):
     torch.testing.assert_close(compiled(scores, teacher, mask), eager)
 
 
+@pytest.mark.parametrize("name", ["listnet", "ranknet", "margin_all", "margin_first", "adr_dense", "listmle"])
+def test_validating_losses_compile_without_graph_breaks_and_refuse_as_eager(name):
+    gen = torch.Generator().manual_seed(4)
+    scores, teacher = torch.randn(2, 5, generator=gen), torch.randn(2, 5, generator=gen)
+    mask = torch.ones(2, 5, dtype=torch.bool)
+    mask[1, 3:] = False
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda s, t, m: LOSSES[name](s, t, mask=m), fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(compiled(scores, teacher, mask), LOSSES[name](scores, teacher, mask=mask))
+    teacher[0, 1] = torch.nan
+    with pytest.raises(ValueError, match="teacher_scores contains NaN"):
+        compiled(scores, teacher, mask)
+    with pytest.warns(tn.TeacherScoresLookLikeLabels):
+        compiled(scores, torch.tensor([[2.0, 1.0, 1.0, 0.0, 3.0], [1.0, 1.0, 0.0, 0.0, 0.0]]), mask)
+    torch._dynamo.reset()
+
+
 @pytest.mark.parametrize("name", sorted(LOSSES))
 @pytest.mark.parametrize("reduction", ["mean", "none"])
 def test_flat_items_with_indexes_equal_the_padded_lists(name, reduction):

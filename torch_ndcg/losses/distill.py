@@ -41,6 +41,7 @@ from torch import Tensor
 from .. import definitions as d
 from ..options import DEFAULT_LOSS_EMPTY, DEFAULT_REDUCTION, LOSS_EMPTY, REDUCTIONS, LossEmpty, Reduction
 from ..validation import (
+    caller_stacklevel,
     check_list_length,
     check_mask,
     check_option,
@@ -50,6 +51,7 @@ from ..validation import (
 )
 from . import approx, common, listwise
 from .layout import flat_call
+from .value_checks import checked, register_check
 
 ADR_IMPLS = ("auto", "dense", "streaming")
 MARGIN_PAIRS = ("all", "first")
@@ -128,8 +130,8 @@ def _prepare(owner: str, label_twin: str, scores: Tensor, teacher_scores: Tensor
         # where(), not multiplication: padding may hold NaN or ±inf and must get zero gradient.
         scores = torch.where(valid, scores, zero)
         teacher = torch.where(valid, teacher, zero)
-    if validate:
-        _check_values(owner, label_twin, scores, teacher, valid)
+    if validate:  # one host read, or one registered operator under torch.compile
+        scores = checked("check_teacher_values", _check_values, scores, teacher, valid, owner, label_twin)
     return TeacherLists(
         scores=scores.reshape(-1, n),
         teacher=teacher.reshape(-1, n),
@@ -139,7 +141,7 @@ def _prepare(owner: str, label_twin: str, scores: Tensor, teacher_scores: Tensor
     )
 
 
-def _check_values(owner: str, label_twin: str, scores: Tensor, teacher: Tensor, valid: Tensor) -> None:
+def _check_values(scores: Tensor, teacher: Tensor, valid: Tensor, owner: str, label_twin: str) -> None:
     """Finite real scores and teacher scores (one host read clears the common case), and a
     warning when the teacher scores look like graded labels. Padding is already 0."""
     if not scores.numel():
@@ -160,8 +162,13 @@ def _check_values(owner: str, label_twin: str, scores: Tensor, teacher: Tensor, 
             f"a distillation loss reads them as a teacher's real-valued scores. For labels use tn.{label_twin}"
             "(scores, relevance); if these are a teacher's grades, pass validate=False to silence this warning",
             TeacherScoresLookLikeLabels,
-            stacklevel=3,
+            stacklevel=caller_stacklevel(),
         )
+
+
+register_check(
+    "check_teacher_values", "Tensor scores, Tensor teacher, Tensor valid, str owner, str label_twin", _check_values
+)
 
 
 def _has_ties(teacher: Tensor, valid: Tensor) -> bool:

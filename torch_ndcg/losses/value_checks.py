@@ -7,19 +7,21 @@ the host. :func:`check_inputs` reads one three-number summary; only a suspicious
 metrics' exact checks, which name the culprit.
 
 Under ``torch.compile`` a read is a graph break: the graph is cut there and the pieces run with
-Python between them, which costs more than the checks. :func:`validated` instead hands the
-inputs to the registered operator ``torch_ndcg::check_inputs``, which the compiler keeps as one
-opaque call (it sees only a fake implementation). The operator runs :func:`check_inputs` on
-the real tensors and returns a zero that is added to the scores, so that the loss depends on
-the call and it is never dropped. A bad input raises the same ``ValueError`` (or warning)
-compiled as eager, and the graph has no break. A callable ``gain`` cannot cross an operator's
-boundary: such calls keep the metrics' checks and their graph breaks. The smooth NDCG losses'
-check of their result (:func:`check_smooth_values`) runs the same way.
+Python between them, which costs more than the checks. :func:`checked` instead hands the
+inputs to a registered operator (``torch_ndcg::check_inputs`` for a loss's inputs; the smooth
+NDCG losses' result check and the distillation losses' checks likewise), which the compiler
+keeps as one opaque call (it sees only a fake implementation). The operator runs the eager
+check on the real tensors and returns a zero that is added to the scores, so that the loss
+depends on the call and it is never dropped. A bad input raises the same ``ValueError`` (or
+warning) compiled as eager, and the graph has no break. A callable ``gain`` cannot cross an
+operator's boundary: such calls keep the metrics' checks and their graph breaks.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -65,47 +67,46 @@ def check_smooth_values(values: Tensor, is_empty: Tensor) -> None:
 
 # Defined with torch.library.Library rather than custom_op: a kernel with no autograd formula
 # of its own (its inputs need no gradient) is called without custom_op's Python wrappers,
-# which cost several times the checks on a small batch. Each returns a zero.
+# which cost several times the checks on a small batch.
 _LIBRARY = torch.library.Library("torch_ndcg", "FRAGMENT")
-_LIBRARY.define("check_inputs(Tensor scores, Tensor relevance, Tensor? mask, str gain) -> Tensor")
-_LIBRARY.define("check_smooth_values(Tensor values, Tensor is_empty) -> Tensor")
 
 
-@torch.library.impl(_LIBRARY, "check_inputs", "CompositeExplicitAutograd")
-def _check_inputs_op(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> Tensor:
-    check_inputs(scores, relevance, mask, gain)
-    return scores.new_zeros(())
+def register_check(name: str, arguments: str, check: Callable[..., None]) -> None:
+    """Register ``torch_ndcg::<name>(<arguments>) -> Tensor``: it runs ``check`` on its
+    arguments (the first a tensor) and returns a zero of the first's dtype, for :func:`checked`."""
+    _LIBRARY.define(f"{name}({arguments}) -> Tensor")
+
+    def kernel(first: Tensor, *rest: Any) -> Tensor:
+        check(first, *rest)
+        return first.new_zeros(())
+
+    def fake(first: Tensor, *rest: Any) -> Tensor:
+        return first.new_empty(())
+
+    torch.library.impl(_LIBRARY, name, "CompositeExplicitAutograd")(kernel)
+    torch.library.register_fake(f"torch_ndcg::{name}", fake, lib=_LIBRARY)
 
 
-@torch.library.impl(_LIBRARY, "check_smooth_values", "CompositeExplicitAutograd")
-def _check_smooth_values_op(values: Tensor, is_empty: Tensor) -> Tensor:
-    check_smooth_values(values, is_empty)
-    return values.new_zeros(())
+def checked(name: str, check: Callable[..., None], tensor: Tensor, *arguments: Any) -> Tensor:
+    """``tensor`` once ``check(tensor, *arguments)`` passes. Under ``torch.compile``, the tensor
+    plus the zero of the check's operator ``name`` (see :func:`register_check`): the same values
+    and gradient, and a graph that cannot run without the check (the operator sees no tensor
+    that needs a gradient)."""
+    if torch.compiler.is_compiling():
+        return tensor + getattr(torch.ops.torch_ndcg, name)(tensor.detach(), *arguments)
+    check(tensor, *arguments)
+    return tensor
 
 
-@torch.library.register_fake("torch_ndcg::check_inputs", lib=_LIBRARY)
-def _(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> Tensor:
-    return scores.new_empty(())
-
-
-@torch.library.register_fake("torch_ndcg::check_smooth_values", lib=_LIBRARY)
-def _(values: Tensor, is_empty: Tensor) -> Tensor:
-    return values.new_empty(())
+register_check("check_inputs", "Tensor scores, Tensor relevance, Tensor? mask, str gain", check_inputs)
+register_check("check_smooth_values", "Tensor values, Tensor is_empty", check_smooth_values)
 
 
 def validated(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> Tensor:
-    """``scores`` once their values and ``relevance``'s pass :func:`check_inputs`. Under
-    ``torch.compile``, the scores plus the operator's zero: the same values and gradient, and a
-    graph that cannot run without the checks (the operator sees no tensor that needs a gradient)."""
-    if torch.compiler.is_compiling():
-        return scores + torch.ops.torch_ndcg.check_inputs(scores.detach(), relevance, mask, gain)
-    check_inputs(scores, relevance, mask, gain)
-    return scores
+    """``scores`` once their values and ``relevance``'s pass :func:`check_inputs` (see :func:`checked`)."""
+    return checked("check_inputs", check_inputs, scores, relevance, mask, gain)
 
 
 def validated_smooth_values(values: Tensor, is_empty: Tensor) -> Tensor:
-    """``values`` once they pass :func:`check_smooth_values`, as :func:`validated` does."""
-    if torch.compiler.is_compiling():
-        return values + torch.ops.torch_ndcg.check_smooth_values(values.detach(), is_empty)
-    check_smooth_values(values, is_empty)
-    return values
+    """``values`` once they pass :func:`check_smooth_values` (see :func:`checked`)."""
+    return checked("check_smooth_values", check_smooth_values, values, is_empty)
