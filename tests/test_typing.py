@@ -59,6 +59,12 @@ tn.ListNetLoss(k=3)  # E: call-arg
 tn.RankNetLoss(sigma=2.0, impl="kernel")  # E: arg-type
 tn.PairwiseHingeLoss(margn=0.5)  # E: call-arg
 tn.ListMLELoss(generator=None, reduction="sum")
+tn.MarginMSELoss(pairs="first", empty="zero")(s, s, mask=None)
+tn.MarginMSELoss(pairs="some")  # E: arg-type
+tn.AdrMSELoss(temperature=0.5, discount=None, impl="streaming")
+tn.AdrMSELoss(temprature=0.5)  # E: call-arg
+tn.distill_listnet_loss(s, s, temperature=2.0, empty="keep")
+tn.margin_mse_loss(s, s, pairs="every")  # E: arg-type
 tn.metrics.MRR(k=10, gain="exp2")
 tn.metrics.OrderedPairAccuracy(ties="average", sync_on_compute=False)
 tn.metrics.OrderedPairAccuracy(tie="average")  # E: call-arg

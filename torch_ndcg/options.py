@@ -31,6 +31,7 @@ Impl = Literal["auto", "dense", "streaming", "triton"]
 NeuralImpl = Literal["auto", "dense", "streaming", "triton", "kernel"]
 PairImpl = Literal["auto", "dense", "streaming"]
 Weighting = Literal["ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none"]  # LambdaLoss's weighting schemes
+MarginPairs = Literal["all", "first"]  # MarginMSE's pairs: every pair of a list, or the first item's
 AggregationName = Literal["mean", "median", "min", "max"]
 Aggregation = AggregationName | Callable[..., Tensor]
 
@@ -43,6 +44,7 @@ IMPLS: tuple[str, ...] = get_args(Impl)
 NEURAL_IMPLS: tuple[str, ...] = get_args(NeuralImpl)
 PAIR_IMPLS: tuple[str, ...] = get_args(PairImpl)
 WEIGHTINGS: tuple[str, ...] = get_args(Weighting)
+MARGIN_PAIRS: tuple[str, ...] = get_args(MarginPairs)
 AGGREGATIONS: tuple[str, ...] = get_args(AggregationName)
 
 DEFAULT_GAIN: Literal["linear"] = "linear"
@@ -55,6 +57,7 @@ DEFAULT_AGGREGATION: AggregationName = "mean"
 DEFAULT_LOSS_EMPTY: LossEmpty = "skip"
 DEFAULT_IMPL: Literal["auto"] = "auto"
 DEFAULT_WEIGHTING: Weighting = "ndcg_loss2pp"
+DEFAULT_MARGIN_PAIRS: MarginPairs = "all"
 # Ordered-pair accuracy counts a tied pair as wrongly ordered, as rax does.
 DEFAULT_PAIR_TIES: Ties = "worst"
 

@@ -103,6 +103,14 @@ MODULES = {
     tn.RankNetLoss: tn.ranknet_loss,
     tn.PairwiseHingeLoss: tn.pairwise_hinge_loss,
 }
+# The distillation losses take a teacher's scores where the others take labels.
+DISTILL_MODULES = {
+    tn.DistillListNetLoss: tn.distill_listnet_loss,
+    tn.DistillListMLELoss: tn.distill_listmle_loss,
+    tn.DistillRankNetLoss: tn.distill_ranknet_loss,
+    tn.MarginMSELoss: tn.margin_mse_loss,
+    tn.AdrMSELoss: tn.adr_mse_loss,
+}
 _NOT_POSITIVE = st.sampled_from([0, -1, -0.5, float("nan"), float("-inf"), True, "1", None])
 _NOT_A_FLAG = st.sampled_from([1, 0, "yes", None, 1.0])
 _NOT_A_CHOICE = st.sampled_from(["", "Mean", "avg", "gpu", "kernel ", 1, None, ("mean",)])
@@ -128,6 +136,8 @@ BAD_VALUES = {
     "mu": st.sampled_from([-1, -0.1, float("nan"), True, "1", None]),
     "tol": st.sampled_from([0, -1e-6, float("nan"), True, "1e-6"]),
     "generator": st.sampled_from([0, "seed", torch.zeros(1)]),
+    "pairs": _NOT_A_CHOICE,
+    "position_aware": _NOT_A_FLAG,
 }
 
 
@@ -138,20 +148,25 @@ def _options(module) -> list[str]:
 @settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_every_module_refuses_every_bad_option_value_at_construction_as_its_function_does(data):
-    module = data.draw(st.sampled_from(list(MODULES)), label="module")
+    module = data.draw(st.sampled_from(list(MODULES) + list(DISTILL_MODULES)), label="module")
     option = data.draw(st.sampled_from(_options(module)), label="option")
     value = data.draw(BAD_VALUES[option], label="value")
+    if option == "discount" and value is None and module is tn.AdrMSELoss:
+        value = "log"  # None is one of ADR-MSE's choices (no discount)
     with pytest.raises((ValueError, TypeError), match=option) as refused:
         module(**{option: value})
-    scores, relevance = torch.randn(2, 4, requires_grad=True), torch.randint(0, 3, (2, 4))
+    scores = torch.randn(2, 4, requires_grad=True)
+    function = MODULES.get(module) or DISTILL_MODULES[module]
+    target = torch.randint(0, 3, (2, 4)) if module in MODULES else torch.randn(2, 4)
     with pytest.raises(type(refused.value), match=option):
-        MODULES[module](scores, relevance, **{option: value})
+        function(scores, target, **{option: value})
 
 
 def test_every_module_takes_exactly_its_functions_options():
-    for module, function in MODULES.items():
+    for module, function in {**MODULES, **DISTILL_MODULES}.items():
         ours = inspect.signature(module).parameters
         theirs = inspect.signature(function).parameters
-        assert set(ours) == set(theirs) - {"scores", "relevance", "mask", "indexes"}, module.__name__
+        tensors = {"scores", "relevance", "teacher_scores", "mask", "indexes"}
+        assert set(ours) == set(theirs) - tensors, module.__name__
         for name, parameter in ours.items():
             assert parameter.default is theirs[name].default, (module.__name__, name)

@@ -21,11 +21,6 @@ instead of labels: ``distill_listnet_loss``, ``distill_listmle_loss``, ``distill
 
 from .approx import approx_ndcg, approx_ndcg_loss
 from .distill import (
-    AdrMSELoss,
-    DistillListMLELoss,
-    DistillListNetLoss,
-    DistillRankNetLoss,
-    MarginMSELoss,
     TeacherScoresLookLikeLabels,
     adr_mse_loss,
     distill_listmle_loss,
@@ -36,10 +31,15 @@ from .distill import (
 from .lambdaloss import lambda_loss
 from .listwise import listmle_loss, listnet_loss, softmax_loss
 from .modules import (
+    AdrMSELoss,
     ApproxNDCGLoss,
+    DistillListMLELoss,
+    DistillListNetLoss,
+    DistillRankNetLoss,
     LambdaLoss,
     ListMLELoss,
     ListNetLoss,
+    MarginMSELoss,
     NeuralNDCGLoss,
     PairwiseHingeLoss,
     RankNetLoss,

@@ -12,8 +12,8 @@ or its ranks, so any real value is a valid target; the teacher gets no gradient.
 * :func:`adr_mse_loss`: the student's approximate ranks against the teacher's ranks,
   weighted by the discount of the teacher's rank.
 
-Each has a ``torch.nn.Module`` form (``DistillListNetLoss``, …, ``AdrMSELoss``) whose options are
-checked at construction.
+Each has a ``torch.nn.Module`` form in :mod:`.modules` (``DistillListNetLoss``, …,
+``AdrMSELoss``), which checks its options at construction.
 
 Padding (``mask`` False) never enters a softmax, a pair, a rank or a normaliser, so the same
 lists padded with any number of items give the same losses and gradients.
@@ -27,34 +27,39 @@ it is not refused; ``validate=False`` or a warnings filter silences it).
 
 from __future__ import annotations
 
-import inspect
 import math
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from .. import definitions as d
-from ..options import DEFAULT_LOSS_EMPTY, DEFAULT_REDUCTION, LOSS_EMPTY, REDUCTIONS, LossEmpty, Reduction
-from ..validation import (
-    caller_stacklevel,
-    check_list_length,
-    check_mask,
-    check_option,
-    check_positive,
-    check_same_shape,
-    check_tensor,
+from .. import options
+from ..options import (
+    DEFAULT_IMPL,
+    DEFAULT_LOSS_EMPTY,
+    DEFAULT_MARGIN_PAIRS,
+    DEFAULT_REDUCTION,
+    LossEmpty,
+    MarginPairs,
+    PairImpl,
+    Reduction,
 )
+from ..validation import caller_stacklevel, check_list_length, check_mask, check_same_shape, check_tensor
 from . import approx, common, listwise
 from .layout import flat_call
+from .options import (
+    DEFAULT_ADR_DISCOUNT,
+    DEFAULT_DISTILL_TEMPERATURE,
+    AdrMSEOptions,
+    DistillListMLEOptions,
+    MarginMSEOptions,
+    TemperatureLossOptions,
+)
 from .value_checks import checked, register_check
 
-ADR_IMPLS = ("auto", "dense", "streaming")
-MARGIN_PAIRS = ("all", "first")
 
 
 class TeacherScoresLookLikeLabels(UserWarning):
@@ -80,23 +85,6 @@ class TeacherLists:
     valid: Tensor  # bool, True for real items
     counts: Tensor  # [B] real items per list, in the compute dtype
     batch_shape: torch.Size
-
-
-def check_options(**options: object) -> None:
-    """Every check of the distillation losses' keyword options that needs no tensor (the
-    functions run it first, the modules at construction)."""
-    if "temperature" in options:
-        check_positive("temperature", options["temperature"])
-    if "pairs" in options:
-        check_option("pairs", options["pairs"], MARGIN_PAIRS)
-    if "impl" in options:
-        check_option("impl", options["impl"], ADR_IMPLS)
-    if options.get("discount") is not None:
-        d.resolve_discount(options["discount"])  # type: ignore[arg-type]
-    check_option("empty", options["empty"], LOSS_EMPTY)
-    check_option("reduction", options["reduction"], REDUCTIONS)
-    if not isinstance(options["validate"], bool):
-        raise TypeError(f"validate must be True or False, got {options['validate']!r}")
 
 
 def _prepare(owner: str, label_twin: str, scores: Tensor, teacher_scores: Tensor, mask: Tensor | None,
@@ -196,7 +184,7 @@ def distill_listnet_loss(
     *,
     mask: Tensor | None = None,
     indexes: Tensor | None = None,
-    temperature: float = 1.0,
+    temperature: float = DEFAULT_DISTILL_TEMPERATURE,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,
     validate: bool = True,
@@ -235,7 +223,7 @@ def distill_listnet_loss(
     """
     if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
         return flat_call(distill_listnet_loss, locals())
-    check_options(temperature=temperature, empty=empty, reduction=reduction, validate=validate)
+    TemperatureLossOptions(temperature=temperature, empty=empty, reduction=reduction, validate=validate)
     lists = _prepare("distill_listnet_loss", "listnet_loss", scores, teacher_scores, mask, validate)
     tau = float(temperature)
     floor = torch.finfo(lists.scores.dtype).min
@@ -283,7 +271,7 @@ def distill_listmle_loss(
     """
     if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
         return flat_call(distill_listmle_loss, locals())
-    check_options(empty=empty, reduction=reduction, validate=validate)
+    DistillListMLEOptions(position_aware=position_aware, empty=empty, reduction=reduction, validate=validate)
     if not isinstance(position_aware, bool):
         raise TypeError(f"position_aware must be True or False, got {position_aware!r}")
     lists = _prepare("distill_listmle_loss", "listmle_loss", scores, teacher_scores, mask, validate)
@@ -325,7 +313,7 @@ def distill_ranknet_loss(
     *,
     mask: Tensor | None = None,
     indexes: Tensor | None = None,
-    temperature: float = 1.0,
+    temperature: float = DEFAULT_DISTILL_TEMPERATURE,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,
     validate: bool = True,
@@ -354,7 +342,7 @@ def distill_ranknet_loss(
     """
     if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
         return flat_call(distill_ranknet_loss, locals())
-    check_options(temperature=temperature, empty=empty, reduction=reduction, validate=validate)
+    TemperatureLossOptions(temperature=temperature, empty=empty, reduction=reduction, validate=validate)
     lists = _prepare("distill_ranknet_loss", "ranknet_loss", scores, teacher_scores, mask, validate)
     diff = lists.scores[:, :, None] - lists.scores[:, None, :]
     target = torch.sigmoid((lists.teacher[:, :, None] - lists.teacher[:, None, :]) / float(temperature))
@@ -371,7 +359,7 @@ def margin_mse_loss(
     *,
     mask: Tensor | None = None,
     indexes: Tensor | None = None,
-    pairs: str = "all",
+    pairs: MarginPairs = DEFAULT_MARGIN_PAIRS,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,
     validate: bool = True,
@@ -404,7 +392,7 @@ def margin_mse_loss(
     """
     if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
         return flat_call(margin_mse_loss, locals())
-    check_options(pairs=pairs, empty=empty, reduction=reduction, validate=validate)
+    MarginMSEOptions(pairs=pairs, empty=empty, reduction=reduction, validate=validate)
     lists = _prepare("margin_mse_loss", "ranknet_loss", scores, teacher_scores, mask, validate)
     errors = lists.scores - lists.teacher  # 0 at padding
     others = (lists.counts - 1).clamp(min=1)
@@ -440,9 +428,9 @@ def adr_mse_loss(
     *,
     mask: Tensor | None = None,
     indexes: Tensor | None = None,
-    temperature: float = 1.0,
-    discount: d.Discount | None = "log2",
-    impl: str = "auto",
+    temperature: float = DEFAULT_DISTILL_TEMPERATURE,
+    discount: d.Discount | None = DEFAULT_ADR_DISCOUNT,
+    impl: PairImpl = DEFAULT_IMPL,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,
     validate: bool = True,
@@ -477,7 +465,7 @@ def adr_mse_loss(
     """
     if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
         return flat_call(adr_mse_loss, locals())
-    check_options(temperature=temperature, discount=discount, impl=impl, empty=empty, reduction=reduction,
+    AdrMSEOptions(temperature=temperature, discount=discount, impl=impl, empty=empty, reduction=reduction,
                   validate=validate)
     weight_of = None if discount is None else d.resolve_discount(discount)
     lists = _prepare("adr_mse_loss", "approx_ndcg_loss", scores, teacher_scores, mask, validate)
@@ -495,90 +483,10 @@ def adr_mse_loss(
     return _finish("adr_mse_loss", values, _too_short(lists), lists, empty, reduction)
 
 
-class _DistillLoss(torch.nn.Module):
-    """A distillation loss as a module: ``criterion(scores, teacher_scores, mask=None)``, its
-    keyword options given once at construction and checked there."""
-
-    _loss: Callable[..., Tensor]
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__()
-        loss = type(self)._loss
-        parameters = inspect.signature(loss).parameters
-        unknown = sorted(set(options) - {name for name, p in parameters.items() if p.kind is p.KEYWORD_ONLY} - {"mask"})
-        if unknown or "mask" in options:
-            raise TypeError(f"{type(self).__name__} got unexpected option(s) {unknown or ['mask']}; "
-                            f"it takes {sorted(n for n, p in parameters.items() if p.kind is p.KEYWORD_ONLY and n != 'mask')}")
-        settled = {name: p.default for name, p in parameters.items() if p.kind is p.KEYWORD_ONLY and name != "mask"}
-        settled.update(options)
-        check_options(**settled)
-        self.options = options
-
-    def forward(
-        self, scores: Tensor, teacher_scores: Tensor, *, mask: Tensor | None = None, indexes: Tensor | None = None
-    ) -> Tensor:
-        return type(self)._loss(scores, teacher_scores, mask=mask, indexes=indexes, **self.options)
-
-    def extra_repr(self) -> str:
-        return ", ".join(f"{key}={value!r}" for key, value in self.options.items())
-
-
-class DistillListNetLoss(_DistillLoss):
-    """:func:`distill_listnet_loss` as a module; keyword options as there.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> criterion = tn.DistillListNetLoss(temperature=2.0)
-        >>> criterion(torch.randn(4, 10), torch.randn(4, 10)).shape
-        torch.Size([])
-    """
-
-    _loss = staticmethod(distill_listnet_loss)
-
-
-class DistillListMLELoss(_DistillLoss):
-    """:func:`distill_listmle_loss` as a module; keyword options as there.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.DistillListMLELoss()(torch.randn(4, 10), torch.randn(4, 10)).shape
-        torch.Size([])
-    """
-
-    _loss = staticmethod(distill_listmle_loss)
-
-
-class DistillRankNetLoss(_DistillLoss):
-    """:func:`distill_ranknet_loss` as a module; keyword options as there.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.DistillRankNetLoss(temperature=0.5)(torch.randn(4, 10), torch.randn(4, 10)).shape
-        torch.Size([])
-    """
-
-    _loss = staticmethod(distill_ranknet_loss)
-
-
-class MarginMSELoss(_DistillLoss):
-    """:func:`margin_mse_loss` as a module; keyword options as there.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.MarginMSELoss(pairs="first")(torch.randn(4, 10), torch.randn(4, 10)).shape
-        torch.Size([])
-    """
-
-    _loss = staticmethod(margin_mse_loss)
-
-
-class AdrMSELoss(_DistillLoss):
-    """:func:`adr_mse_loss` as a module; keyword options as there.
-
-    Example:
-        >>> import torch, torch_ndcg as tn
-        >>> tn.AdrMSELoss(temperature=0.5)(torch.randn(4, 10), torch.randn(4, 10)).shape
-        torch.Size([])
-    """
-
-    _loss = staticmethod(adr_mse_loss)
+__getattr__ = options.moved(
+    __name__,
+    {
+        "ADR_IMPLS": ("torch_ndcg.options.PAIR_IMPLS", lambda: options.PAIR_IMPLS),
+        "MARGIN_PAIRS": ("torch_ndcg.options.MARGIN_PAIRS", lambda: options.MARGIN_PAIRS),
+    },
+)

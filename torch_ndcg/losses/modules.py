@@ -19,35 +19,44 @@ from ..options import (
     DEFAULT_IMPL,
     DEFAULT_LOSS_EMPTY,
     DEFAULT_REDUCTION,
+    DEFAULT_MARGIN_PAIRS,
     DEFAULT_WEIGHTING,
     Empty,
     Impl,
     LossEmpty,
+    MarginPairs,
     NeuralImpl,
     PairImpl,
     Reduction,
     Weighting,
 )
 from .approx import approx_ndcg_loss
+from .distill import adr_mse_loss, distill_listmle_loss, distill_listnet_loss, distill_ranknet_loss, margin_mse_loss
 from .lambdaloss import lambda_loss
 from .listwise import listmle_loss, listnet_loss, softmax_loss
 from .neural import neural_ndcg_loss
 from .options import (
+    DEFAULT_ADR_DISCOUNT,
     DEFAULT_BETA,
+    DEFAULT_DISTILL_TEMPERATURE,
     DEFAULT_MARGIN,
     DEFAULT_MU,
     DEFAULT_SAMPLES,
     DEFAULT_SIGMA,
     DEFAULT_SINKHORN_ITERS,
     DEFAULT_TEMPERATURE,
+    AdrMSEOptions,
     ApproxNDCGOptions,
+    DistillListMLEOptions,
     GainLossOptions,
     LambdaLossOptions,
     ListMLEOptions,
     LossOptions,
+    MarginMSEOptions,
     NeuralNDCGOptions,
     PairwiseHingeOptions,
     RankNetOptions,
+    TemperatureLossOptions,
 )
 from .pairwise import pairwise_hinge_loss, ranknet_loss
 
@@ -303,3 +312,115 @@ __all__ = [
     "RankNetLoss",
     "SoftmaxLoss",
 ]
+
+
+class _DistillLoss(_RankingLoss):
+    """A distillation loss and its checked options: ``criterion(scores, teacher_scores, mask=None)``."""
+
+    def forward(  # type: ignore[override]  # (the target is a teacher's scores, not labels)
+        self, scores: Tensor, teacher_scores: Tensor, *, mask: Tensor | None = None, indexes: Tensor | None = None
+    ) -> Tensor:
+        return self._loss(scores, teacher_scores, mask=mask, indexes=indexes, **self._arguments)
+
+
+class DistillListNetLoss(_DistillLoss):
+    """:func:`torch_ndcg.distill_listnet_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.DistillListNetLoss(temperature=2.0)
+        >>> criterion(torch.randn(4, 10), torch.randn(4, 10)).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        *,
+        temperature: float = DEFAULT_DISTILL_TEMPERATURE,
+        empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(distill_listnet_loss, TemperatureLossOptions(temperature=temperature, empty=empty, reduction=reduction, validate=validate))
+
+
+class DistillListMLELoss(_DistillLoss):
+    """:func:`torch_ndcg.distill_listmle_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.DistillListMLELoss()(torch.randn(4, 10), torch.randn(4, 10)).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        *,
+        position_aware: bool = False,
+        empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(distill_listmle_loss, DistillListMLEOptions(position_aware=position_aware, empty=empty, reduction=reduction, validate=validate))
+
+
+class DistillRankNetLoss(_DistillLoss):
+    """:func:`torch_ndcg.distill_ranknet_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.DistillRankNetLoss(temperature=0.5)(torch.randn(4, 10), torch.randn(4, 10)).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        *,
+        temperature: float = DEFAULT_DISTILL_TEMPERATURE,
+        empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(distill_ranknet_loss, TemperatureLossOptions(temperature=temperature, empty=empty, reduction=reduction, validate=validate))
+
+
+class MarginMSELoss(_DistillLoss):
+    """:func:`torch_ndcg.margin_mse_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.MarginMSELoss(pairs="first")(torch.randn(4, 10), torch.randn(4, 10)).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        *,
+        pairs: MarginPairs = DEFAULT_MARGIN_PAIRS,
+        empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(margin_mse_loss, MarginMSEOptions(pairs=pairs, empty=empty, reduction=reduction, validate=validate))
+
+
+class AdrMSELoss(_DistillLoss):
+    """:func:`torch_ndcg.adr_mse_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.AdrMSELoss(temperature=0.5)(torch.randn(4, 10), torch.randn(4, 10)).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        *,
+        temperature: float = DEFAULT_DISTILL_TEMPERATURE,
+        discount: d.Discount | None = DEFAULT_ADR_DISCOUNT,
+        impl: PairImpl = DEFAULT_IMPL,
+        empty: LossEmpty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(adr_mse_loss, AdrMSEOptions(temperature=temperature, discount=discount, impl=impl, empty=empty, reduction=reduction, validate=validate))

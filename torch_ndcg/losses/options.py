@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 import torch
 
 from .. import definitions as d
-from ..options import EMPTY, IMPLS, LOSS_EMPTY, NEURAL_IMPLS, PAIR_IMPLS, REDUCTIONS, WEIGHTINGS
+from ..options import EMPTY, IMPLS, LOSS_EMPTY, MARGIN_PAIRS, NEURAL_IMPLS, PAIR_IMPLS, REDUCTIONS, WEIGHTINGS
 from ..validation import check_flag, check_option, check_positive
 
 DEFAULT_TEMPERATURE = 1.0
@@ -27,6 +27,8 @@ DEFAULT_BETA = 0.1
 DEFAULT_SIGMA = 1.0
 DEFAULT_MARGIN = 1.0
 DEFAULT_MU = 10.0
+DEFAULT_DISTILL_TEMPERATURE = 1.0
+DEFAULT_ADR_DISCOUNT = "log2"
 
 
 def single_cutoff(k: d.Cutoff) -> int | None:
@@ -76,6 +78,8 @@ _CHECKS: dict[str, Callable[[Any], object]] = {
     "log_scores": lambda value: check_flag("log_scores", value),
     "generator": _generator,
     "weighting": lambda value: check_option("weighting", value, WEIGHTINGS),
+    "pairs": lambda value: check_option("pairs", value, MARGIN_PAIRS),
+    "position_aware": lambda value: check_flag("position_aware", value),
 }
 
 
@@ -85,6 +89,7 @@ class LossOptions:
 
     empty_choices: ClassVar[tuple[str, ...]] = LOSS_EMPTY
     impl_choices: ClassVar[tuple[str, ...]] = PAIR_IMPLS
+    may_be_none: ClassVar[frozenset[str]] = frozenset()  # options for which None is a choice
 
     empty: str
     reduction: str
@@ -93,6 +98,8 @@ class LossOptions:
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
+            if value is None and field.name in self.may_be_none:
+                continue
             if field.name == "empty":
                 check_option("empty", value, self.empty_choices)
             elif field.name == "impl":
@@ -169,4 +176,30 @@ class LambdaLossOptions(LossOptions):
     weighting: str
     sigma: float
     mu: float
+    impl: str
+
+
+@dataclass(frozen=True)
+class TemperatureLossOptions(LossOptions):
+    """The distillation losses with a temperature: ListNet's and RankNet's."""
+
+    temperature: float
+
+
+@dataclass(frozen=True)
+class DistillListMLEOptions(LossOptions):
+    position_aware: bool
+
+
+@dataclass(frozen=True)
+class MarginMSEOptions(LossOptions):
+    pairs: str
+
+
+@dataclass(frozen=True)
+class AdrMSEOptions(LossOptions):
+    may_be_none: ClassVar[frozenset[str]] = frozenset({"discount"})  # None: unweighted
+
+    temperature: float
+    discount: d.Discount | None
     impl: str
