@@ -242,12 +242,9 @@ class PlackettLuce(torch.autograd.Function):
     @staticmethod
     def forward(ctx, scores: Tensor, order: Tensor, padding: Tensor | None, may_read: bool) -> Tensor:
         ranked = _ranked(scores, order, padding)
-        finfo = torch.finfo(ranked.dtype)
-        top = ranked.amax(-1, keepdim=True).clamp_(min=finfo.min)  # a list of padding only: finite
+        top = ranked.amax(-1, keepdim=True).clamp_(min=torch.finfo(ranked.dtype).min)  # padding only: finite
         shifted = ranked - top
-        first = shifted[..., 0] if padding is None else shifted[..., 0].masked_fill(padding[..., 0], 0.0)
-        # e^{shift} ≥ tiny / eps: the cumulative sums keep full precision.
-        ctx.shifted = may_read and first.numel() > 0 and first.amin().item() > math.log(finfo.tiny / finfo.eps)
+        ctx.shifted = may_read and shifted.numel() > 0 and bool(_sums_are_exact(shifted, padding))
         if ctx.shifted:
             exp = shifted.exp()
             sums = exp.cumsum(-1)
@@ -276,6 +273,14 @@ class PlackettLuce(torch.autograd.Function):
             slope = _log_space_slope(first, second, padding)
         # order is a permutation: every item's gradient is written exactly once.
         return torch.empty_like(slope).scatter_(-1, order, slope.mul_(grad.unsqueeze(-1))), None, None, None
+
+
+def _sums_are_exact(shifted: Tensor, padding: Tensor | None) -> Tensor:
+    """Whether the cumulative sums of ``e^{shifted}`` keep full precision in every list: each
+    list's first real term (its lowest label) is at least ``tiny / eps`` (a 0-d bool tensor)."""
+    finfo = torch.finfo(shifted.dtype)
+    first = shifted[..., 0] if padding is None else shifted[..., 0].masked_fill(padding[..., 0], 0.0)
+    return first.amin() > math.log(finfo.tiny / finfo.eps)
 
 
 def _ranked(scores: Tensor, order: Tensor, padding: Tensor | None) -> Tensor:
@@ -344,11 +349,9 @@ def _plackett_luce_traced(scores: Tensor, order: Tensor, padding: Tensor | None)
     its host read, which picks the shifted form whenever it is exact, becomes a ``torch.cond``
     in the graph (a compiled ``logcumsumexp`` on CPU costs several times the whole loss)."""
     ranked = _ranked(scores, order, padding)
-    finfo = torch.finfo(ranked.dtype)
-    shifted = ranked - ranked.detach().amax(-1, keepdim=True).clamp(min=finfo.min)
+    shifted = ranked - ranked.detach().amax(-1, keepdim=True).clamp(min=torch.finfo(ranked.dtype).min)
     if not shifted.numel():
         return shifted.sum(-1)
-    first = shifted[..., 0] if padding is None else shifted[..., 0].masked_fill(padding[..., 0], 0.0)
 
     def by_sums(shifted: Tensor) -> Tensor:
         sums = shifted.exp().cumsum(-1)
@@ -358,6 +361,5 @@ def _plackett_luce_traced(scores: Tensor, order: Tensor, padding: Tensor | None)
     def by_logs(shifted: Tensor) -> Tensor:  # ℓ − s is the same whatever the shift
         return shifted.logcumsumexp(-1) - shifted
 
-    exact = first.amin() > math.log(finfo.tiny / finfo.eps)
-    terms = torch.cond(exact, by_sums, by_logs, (shifted,))
+    terms = torch.cond(_sums_are_exact(shifted, padding), by_sums, by_logs, (shifted,))
     return (terms if padding is None else terms.masked_fill(padding, 0.0)).sum(-1)
