@@ -180,7 +180,7 @@ def rank(lists: DenseLists, depth: int, ties: str, *, hits: bool, validate: bool
     ranks = top_ranks(lists.scores, depth, find_ties=may_read_values(lists.scores, validate))
     if ranks.distinct:
         return _ordered(gains, item_hits, ranks.index)
-    return _tie_groups(gains, item_hits, ranks)
+    return _tie_groups(gains, item_hits, ranks, depth)
 
 
 @dataclass(frozen=True)
@@ -236,10 +236,12 @@ def _exclusive_cumsum(values: Tensor) -> Tensor:
     return torch.cumsum(values, dim=-1) - values
 
 
-def _tie_groups(gains: Tensor, hits: Tensor | None, ranks: TopRanks) -> RankStatistics:
-    """Tie-group statistics of the ranked items (whose tied members come in any order)."""
+def _tie_groups(gains: Tensor, hits: Tensor | None, ranks: TopRanks, depth: int | None = None) -> RankStatistics:
+    """Tie-group statistics of the first ``depth`` (default: all) ranked items, whose tied
+    members come in any order."""
     values, index, keys = ranks.top_keys, ranks.index, ranks.keys
-    depth = values.shape[-1]
+    depth = values.shape[-1] if depth is None else depth
+    width = values.shape[-1]  # (more than depth when the ranks hold whole groups)
     top_gains = gains.gather(-1, index)
     new_group = torch.ones_like(values, dtype=torch.bool)
     new_group[..., 1:] = values[..., 1:] != values[..., :-1]
@@ -250,7 +252,7 @@ def _tie_groups(gains: Tensor, hits: Tensor | None, ranks: TopRanks) -> RankStat
     if hits is not None:
         top_hits = hits.gather(-1, index)
         group_hits = _group_sums(group_id, top_hits)
-    if depth < keys.shape[-1]:
+    if not ranks.whole_groups and width < keys.shape[-1]:
         # The last group may continue past the cutoff: count all of its members in the row.
         threshold = values[..., -1:]
         at_threshold = (keys == threshold).to(gains.dtype)
@@ -259,21 +261,22 @@ def _tie_groups(gains: Tensor, hits: Tensor | None, ranks: TopRanks) -> RankStat
         group_size = torch.where(in_last, at_threshold.sum(-1, keepdim=True), group_size)
         if hits is not None:
             group_hits = torch.where(in_last, (hits * at_threshold).sum(-1, keepdim=True), group_hits)
-    position = torch.arange(depth, device=values.device, dtype=gains.dtype if hits is None else torch.long)
+    position = torch.arange(width, device=values.device, dtype=gains.dtype if hits is None else torch.long)
     position = position.expand(values.shape)
     group_start = None
     if top_hits is not None:
         # Each group's first slot, looked up by group id; non-first slots write to a spare
         # column (a scatter + gather is several times faster than cummax on CPU).
-        first_slot = torch.zeros(*values.shape[:-1], depth + 1, dtype=position.dtype, device=values.device)
-        first_slot.scatter_(-1, torch.where(new_group, group_id, depth), position)
+        first_slot = torch.zeros(*values.shape[:-1], width + 1, dtype=position.dtype, device=values.device)
+        first_slot.scatter_(-1, torch.where(new_group, group_id, width), position)
         group_start = first_slot.gather(-1, group_id)
-        hits_before = _exclusive_cumsum(top_hits).gather(-1, group_start)
-        group_start = group_start.to(gains.dtype)
+        hits_before = _exclusive_cumsum(top_hits).gather(-1, group_start)[..., :depth]
+        group_start = group_start[..., :depth].to(gains.dtype)
+        group_hits = group_hits[..., :depth]
     return RankStatistics(
-        position=position.to(gains.dtype),  # (a free view when it is already in gains' dtype)
-        group_gain=group_gain,
-        group_size=group_size,
+        position=position[..., :depth].to(gains.dtype),  # (a free view when it is already in gains' dtype)
+        group_gain=group_gain[..., :depth],
+        group_size=group_size[..., :depth],
         group_hits=group_hits,
         group_start=group_start,
         hits_before=hits_before,

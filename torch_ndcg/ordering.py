@@ -70,13 +70,17 @@ class TopRanks:
     tied scores) in descending order; ``keys`` are every item's keys, for the tie group that
     straddles the cutoff. ``distinct`` is True when no two of the ranked items tie with each
     other or with the first unranked one (ties were absent, or ``tie_break`` broke them); False
-    means ties are possible.
+    means ties are possible. ``whole_groups`` is True when ``index`` and ``top_keys`` go on past
+    ``depth`` (in every row alike) until no tie group that reaches into the first ``depth`` ranks
+    continues beyond them, so that ``keys`` need not be searched for the rest of the group that
+    straddles the cutoff.
     """
 
     keys: Tensor  # [..., N]
-    top_keys: Tensor  # [..., depth]
-    index: Tensor  # [..., depth]
+    top_keys: Tensor  # [..., depth], or [..., W ≥ depth] with whole_groups
+    index: Tensor  # [..., depth], or [..., W ≥ depth] with whole_groups
     distinct: bool
+    whole_groups: bool = False
 
 
 def top_ranks(
@@ -96,7 +100,9 @@ def top_ranks(
             order (give them distinct values where that matters). ``None``: tied items come in
             an unspecified order and ``top_keys`` shows the ties.
         find_ties: also decide whether the ranked items are tie-free (``distinct``), which
-            reads one value on the host (a device synchronisation on an accelerator).
+            reads one value on the host (a device synchronisation on an accelerator); where
+            the whole lists were sorted on the host anyway, also rank the rest of any tie group
+            that straddles the cutoff (``whole_groups``).
 
     Example:
         >>> import torch
@@ -105,6 +111,12 @@ def top_ranks(
         tensor([[1, 2]])
     """
     length = scores.shape[-1]
+    if find_ties and tie_break is None:
+        array = _host_array(scores)
+        if array is not None:
+            keys, top_keys, index = _host_top(scores.shape, array, depth, whole_groups=True)
+            distinct = top_keys.shape[-1] == depth and not _has_neighbours_equal(top_keys)
+            return TopRanks(keys, top_keys, index, distinct, whole_groups=True)
     wanted = depth + (find_ties and tie_break is None and depth < length)  # a tie may cross the cutoff
     keys, top_keys, index = _top_keys(scores, wanted)
     if tie_break is not None:
@@ -161,13 +173,17 @@ def _host_array(values: Tensor) -> np.ndarray | None:
     return array if array.ndim == 2 else array.reshape(-1, array.shape[-1])
 
 
-def _host_top(shape: torch.Size, scores: np.ndarray, depth: int) -> tuple[Tensor, Tensor, Tensor]:
+def _host_top(
+    shape: torch.Size, scores: np.ndarray, depth: int, *, whole_groups: bool = False
+) -> tuple[Tensor, Tensor, Tensor]:
     """:func:`_top_keys` with one numpy sort of the whole batch.
 
     Each list's ordered keys (:func:`ordered_key`'s transform) are packed with the items'
     positions in their list: the key fills the high word and the position the low word, so one
     ascending SIMD sort of plain int64s, read backwards, is a descending argsort (tied items in
-    decreasing position order), several times faster than numpy's argsort.
+    decreasing position order), several times faster than numpy's argsort. The sort orders
+    whole lists, so ``whole_groups`` (:class:`TopRanks`) costs one comparison: it widens
+    ``depth`` to the deepest row's count of items that score at least its rank-``depth`` item.
     """
     bits = (scores + np.float32(0.0)).view(np.int32)
     keys = bits >> 31
@@ -176,6 +192,11 @@ def _host_top(shape: torch.Size, scores: np.ndarray, depth: int) -> tuple[Tensor
     packed = np.left_shift(keys, 32, dtype=np.int64)
     packed |= np.arange(keys.shape[-1], dtype=np.int64)
     packed.sort(axis=-1)
+    length = packed.shape[-1]
+    if whole_groups and depth < length and packed.shape[0]:
+        # Items of key ≥ the rank-depth key form a suffix of each ascending row; argmax finds its start.
+        at_cutoff = packed[:, length - depth : length - depth + 1] & ~np.int64(_LOW_WORD)
+        depth = length - int((packed >= at_cutoff).argmax(axis=-1).min())
     best = packed[:, : -depth - 1 : -1]
     found = (torch.from_numpy(keys), torch.from_numpy((best >> 32).astype(np.int32)), torch.from_numpy(best & _LOW_WORD))
     if len(shape) == 2:
