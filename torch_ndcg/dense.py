@@ -243,9 +243,12 @@ def _tie_groups(gains: Tensor, hits: Tensor | None, ranks: TopRanks, depth: int 
     depth = values.shape[-1] if depth is None else depth
     width = values.shape[-1]  # (more than depth when the ranks hold whole groups)
     top_gains = gains.gather(-1, index)
-    new_group = torch.ones_like(values, dtype=torch.bool)
-    new_group[..., 1:] = values[..., 1:] != values[..., :-1]
-    group_id = torch.cumsum(new_group, dim=-1) - 1
+    new_group = group_id = ranks.group
+    if group_id is None or hits is not None:
+        new_group = torch.ones_like(values, dtype=torch.bool)
+        new_group[..., 1:] = values[..., 1:] != values[..., :-1]
+    if group_id is None:
+        group_id = torch.cumsum(new_group, dim=-1) - 1
     group_gain = _group_sums(group_id, top_gains)
     group_size = _group_sums(group_id, torch.ones_like(top_gains))
     top_hits = group_hits = hits_before = None
