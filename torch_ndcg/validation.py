@@ -252,8 +252,8 @@ def warn_if_swapped(scores: Tensor, relevance: Tensor, mask: Tensor | None) -> N
         scores, relevance = scores[mask], relevance[mask]
     if relevance.numel() < 2:
         return
-    low, high = relevance.aminmax()
-    if not (bool(low >= 0) and bool(high <= 1) and bool(((relevance > 0) & (relevance < 1)).any())):
+    low, high = (bound.item() for bound in relevance.aminmax())  # (Python's comparisons cost no kernel)
+    if not (low >= 0 and high <= 1 and bool(((relevance > 0) & (relevance < 1)).any())):
         return
     scores = scores[torch.isfinite(scores)]
     if scores.numel() < 2:
