@@ -226,10 +226,10 @@ def _tie_priority(values: Tensor, ties: str) -> Tensor:
     return -values if ties == "worst" else values
 
 
-def _group_sums(group_id: Tensor, values: Tensor) -> Tensor:
-    """For each slot, the sum of ``values`` over the slots sharing its ``group_id``."""
+def _group_sums(group_id: Tensor, values: Tensor, slot_group: Tensor) -> Tensor:
+    """The sum of ``values`` over the slots of each ``group_id``, for the groups ``slot_group``."""
     sums = torch.zeros_like(values).scatter_add_(-1, group_id, values)
-    return sums.gather(-1, group_id)
+    return sums.gather(-1, slot_group)
 
 
 def _exclusive_cumsum(values: Tensor) -> Tensor:
@@ -249,12 +249,13 @@ def _tie_groups(gains: Tensor, hits: Tensor | None, ranks: TopRanks, depth: int 
         new_group[..., 1:] = values[..., 1:] != values[..., :-1]
     if group_id is None:
         group_id = torch.cumsum(new_group, dim=-1) - 1
-    group_gain = _group_sums(group_id, top_gains)
-    group_size = _group_sums(group_id, torch.ones_like(top_gains))
+    slot_group = group_id if width == depth else group_id[..., :depth]
+    group_gain = _group_sums(group_id, top_gains, slot_group)
+    group_size = _group_sums(group_id, torch.ones_like(top_gains), slot_group)
     top_hits = group_hits = hits_before = None
     if hits is not None:
         top_hits = hits.gather(-1, index)
-        group_hits = _group_sums(group_id, top_hits)
+        group_hits = _group_sums(group_id, top_hits, slot_group)
     if not ranks.whole_groups and width < keys.shape[-1]:
         # The last group may continue past the cutoff: count all of its members in the row.
         threshold = values[..., -1:]
@@ -264,22 +265,21 @@ def _tie_groups(gains: Tensor, hits: Tensor | None, ranks: TopRanks, depth: int 
         group_size = torch.where(in_last, at_threshold.sum(-1, keepdim=True), group_size)
         if hits is not None:
             group_hits = torch.where(in_last, (hits * at_threshold).sum(-1, keepdim=True), group_hits)
-    position = torch.arange(width, device=values.device, dtype=gains.dtype if hits is None else torch.long)
-    position = position.expand(values.shape)
+    position = torch.arange(depth, device=values.device, dtype=gains.dtype).expand(slot_group.shape)
     group_start = None
     if top_hits is not None:
         # Each group's first slot, looked up by group id; non-first slots write to a spare
         # column (a scatter + gather is several times faster than cummax on CPU).
-        first_slot = torch.zeros(*values.shape[:-1], width + 1, dtype=position.dtype, device=values.device)
-        first_slot.scatter_(-1, torch.where(new_group, group_id, width), position)
-        group_start = first_slot.gather(-1, group_id)
-        hits_before = _exclusive_cumsum(top_hits).gather(-1, group_start)[..., :depth]
-        group_start = group_start[..., :depth].to(gains.dtype)
-        group_hits = group_hits[..., :depth]
+        slots = torch.arange(width, device=values.device).expand(values.shape)
+        first_slot = torch.zeros(*values.shape[:-1], width + 1, dtype=torch.long, device=values.device)
+        first_slot.scatter_(-1, torch.where(new_group, group_id, width), slots)
+        group_start = first_slot.gather(-1, slot_group)
+        hits_before = _exclusive_cumsum(top_hits).gather(-1, group_start)
+        group_start = group_start.to(gains.dtype)
     return RankStatistics(
-        position=position[..., :depth].to(gains.dtype),  # (a free view when it is already in gains' dtype)
-        group_gain=group_gain[..., :depth],
-        group_size=group_size[..., :depth],
+        position=position,
+        group_gain=group_gain,
+        group_size=group_size,
         group_hits=group_hits,
         group_start=group_start,
         hits_before=hits_before,

@@ -132,8 +132,8 @@ def top_values(values: Tensor, depth: int, *, nonnegative: bool = False) -> Tens
     """
     array = _host_array(values)
     if array is not None:
-        best = np.sort(array, axis=-1)[..., : -depth - 1 : -1].copy()
-        return torch.from_numpy(best).reshape(*values.shape[:-1], depth)
+        best = torch.from_numpy(np.sort(array, axis=-1)[..., : -depth - 1 : -1].copy())
+        return best if values.dim() == 2 else best.reshape(*values.shape[:-1], depth)
     if nonnegative:
         return values.gather(-1, _top(ordered_key(values, nonnegative=True), depth)[1])
     return _top(values, depth)[0]
