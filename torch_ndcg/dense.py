@@ -88,8 +88,8 @@ def prepare(
     dtype = d.compute_dtype(scores, relevance, weights)
     float_scores = as_float_scores("scores", scores)
     if validate:
-        check_values(float_scores, relevance, mask, gain, dtype, unretrieved=unretrieved)
-        warn_if_swapped(float_scores, relevance, mask)
+        label_range = check_values(float_scores, relevance, mask, gain, dtype, unretrieved=unretrieved)
+        warn_if_swapped(float_scores, relevance, mask, label_range=label_range)
     if mask is not None:
         # where(), not multiplication: masked labels may be NaN or negative.
         relevance = torch.where(mask, relevance, torch.zeros_like(relevance))
@@ -116,15 +116,16 @@ def prepare(
 def check_values(
     float_scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, dtype: torch.dtype,
     *, unretrieved: bool = False,
-) -> None:
+) -> tuple[float, float] | None:
     """The value checks of :func:`prepare` (NaN scores, negative labels, exp2 overflow); each
-    synchronises."""
+    synchronises. Returns the range of float labels read (:func:`~torch_ndcg.validation.check_relevance_values`)."""
     check_score_values("scores", float_scores, mask, unretrieved=unretrieved)
-    check_relevance_values("relevance", relevance, mask)
+    label_range = check_relevance_values("relevance", relevance, mask)
     if mask is None:
         d.check_exp2_range(relevance, gain, dtype, float_scores.shape[-1])
     else:  # each label against its own list's real length, not the padded one
         d.check_exp2_range(relevance[mask], gain, dtype, mask.sum(-1, keepdim=True).expand_as(mask)[mask])
+    return label_range
 
 
 def queries(
