@@ -1,7 +1,11 @@
 """Ranking by score (torch_ndcg.ordering): the numpy host path agrees with torch.topk exactly."""
 
+from unittest import mock
+
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import torch_ndcg as tn
 from torch_ndcg import ordering
@@ -159,3 +163,29 @@ def test_every_batch_shape_keeps_its_leading_axes(shape, torch_only):
     assert host.shape == (*shape[:-1], 1) and torch.equal(host, ordering.top_values(values, 1))
     assert torch.equal(metrics[0], tn.ndcg(values, relevance, reduction="none"))
     assert torch.equal(metrics[1], tn.dcg(values, relevance, 1, reduction="none"))
+
+
+@settings(deadline=None, max_examples=150)
+@given(
+    rows=st.integers(1, 5),
+    length=st.integers(1, 40),
+    distinct_scores=st.integers(1, 6),
+    graded=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_whole_tie_groups_on_the_host_equal_the_torch_path(rows, length, distinct_scores, graded, seed):
+    # The host path ranks whole tie groups (the straddling group's members come ranked, from one
+    # sort); the torch path searches every item's key for them. Few distinct scores put a tie
+    # group across most cutoffs; integer labels make every sum exact, so the paths agree to the bit.
+    generator = torch.Generator().manual_seed(seed)
+    scores = torch.randint(0, distinct_scores, (rows, length), generator=generator).float() / 7
+    labels = torch.randint(0, 5, (rows, length), generator=generator)
+    labels = labels * (torch.rand(rows, length, generator=generator) < 0.5) if graded else labels.clamp(max=1)
+    mask = torch.rand(rows, length, generator=generator) < 0.85
+    for name in METRICS:
+        for k in (1, 2, 3, 5, 10, None, (1, 3, 5)):  # (the deepest cutoff sets how deep the ranks go)
+            for masked in (None, mask):
+                call = lambda: getattr(tn, name)(scores, labels, k, mask=masked, reduction="none")  # noqa: E731
+                host = call()
+                with mock.patch.object(ordering, "_SIMD_SORT", False):
+                    assert torch.equal(host, call()), (name, k, masked is not None)

@@ -88,8 +88,8 @@ def prepare(
     dtype = d.compute_dtype(scores, relevance, weights)
     float_scores = as_float_scores("scores", scores)
     if validate:
-        check_values(float_scores, relevance, mask, gain, dtype, unretrieved=unretrieved)
-        warn_if_swapped(float_scores, relevance, mask)
+        label_range = check_values(float_scores, relevance, mask, gain, dtype, unretrieved=unretrieved)
+        warn_if_swapped(float_scores, relevance, mask, label_range=label_range)
     if mask is not None:
         # where(), not multiplication: masked labels may be NaN or negative.
         relevance = torch.where(mask, relevance, torch.zeros_like(relevance))
@@ -116,15 +116,16 @@ def prepare(
 def check_values(
     float_scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, dtype: torch.dtype,
     *, unretrieved: bool = False,
-) -> None:
+) -> tuple[float, float] | None:
     """The value checks of :func:`prepare` (NaN scores, negative labels, exp2 overflow); each
-    synchronises."""
+    synchronises. Returns the range of float labels read (:func:`~torch_ndcg.validation.check_relevance_values`)."""
     check_score_values("scores", float_scores, mask, unretrieved=unretrieved)
-    check_relevance_values("relevance", relevance, mask)
+    label_range = check_relevance_values("relevance", relevance, mask)
     if mask is None:
         d.check_exp2_range(relevance, gain, dtype, float_scores.shape[-1])
     else:  # each label against its own list's real length, not the padded one
         d.check_exp2_range(relevance[mask], gain, dtype, mask.sum(-1, keepdim=True).expand_as(mask)[mask])
+    return label_range
 
 
 def queries(
@@ -180,7 +181,7 @@ def rank(lists: DenseLists, depth: int, ties: str, *, hits: bool, validate: bool
     ranks = top_ranks(lists.scores, depth, find_ties=may_read_values(lists.scores, validate))
     if ranks.distinct:
         return _ordered(gains, item_hits, ranks.index)
-    return _tie_groups(gains, item_hits, ranks)
+    return _tie_groups(gains, item_hits, ranks, depth)
 
 
 @dataclass(frozen=True)
@@ -226,31 +227,37 @@ def _tie_priority(values: Tensor, ties: str) -> Tensor:
     return -values if ties == "worst" else values
 
 
-def _group_sums(group_id: Tensor, values: Tensor) -> Tensor:
-    """For each slot, the sum of ``values`` over the slots sharing its ``group_id``."""
+def _group_sums(group_id: Tensor, values: Tensor, slot_group: Tensor) -> Tensor:
+    """The sum of ``values`` over the slots of each ``group_id``, for the groups ``slot_group``."""
     sums = torch.zeros_like(values).scatter_add_(-1, group_id, values)
-    return sums.gather(-1, group_id)
+    return sums.gather(-1, slot_group)
 
 
 def _exclusive_cumsum(values: Tensor) -> Tensor:
     return torch.cumsum(values, dim=-1) - values
 
 
-def _tie_groups(gains: Tensor, hits: Tensor | None, ranks: TopRanks) -> RankStatistics:
-    """Tie-group statistics of the ranked items (whose tied members come in any order)."""
+def _tie_groups(gains: Tensor, hits: Tensor | None, ranks: TopRanks, depth: int | None = None) -> RankStatistics:
+    """Tie-group statistics of the first ``depth`` (default: all) ranked items, whose tied
+    members come in any order."""
     values, index, keys = ranks.top_keys, ranks.index, ranks.keys
-    depth = values.shape[-1]
+    depth = values.shape[-1] if depth is None else depth
+    width = values.shape[-1]  # (more than depth when the ranks hold whole groups)
     top_gains = gains.gather(-1, index)
-    new_group = torch.ones_like(values, dtype=torch.bool)
-    new_group[..., 1:] = values[..., 1:] != values[..., :-1]
-    group_id = torch.cumsum(new_group, dim=-1) - 1
-    group_gain = _group_sums(group_id, top_gains)
-    group_size = _group_sums(group_id, torch.ones_like(top_gains))
+    new_group = group_id = ranks.group
+    if group_id is None or hits is not None:
+        new_group = torch.ones_like(values, dtype=torch.bool)
+        new_group[..., 1:] = values[..., 1:] != values[..., :-1]
+    if group_id is None:
+        group_id = torch.cumsum(new_group, dim=-1) - 1
+    slot_group = group_id if width == depth else group_id[..., :depth]
+    group_gain = _group_sums(group_id, top_gains, slot_group)
+    group_size = _group_sums(group_id, torch.ones_like(top_gains), slot_group)
     top_hits = group_hits = hits_before = None
     if hits is not None:
         top_hits = hits.gather(-1, index)
-        group_hits = _group_sums(group_id, top_hits)
-    if depth < keys.shape[-1]:
+        group_hits = _group_sums(group_id, top_hits, slot_group)
+    if not ranks.whole_groups and width < keys.shape[-1]:
         # The last group may continue past the cutoff: count all of its members in the row.
         threshold = values[..., -1:]
         at_threshold = (keys == threshold).to(gains.dtype)
@@ -259,19 +266,19 @@ def _tie_groups(gains: Tensor, hits: Tensor | None, ranks: TopRanks) -> RankStat
         group_size = torch.where(in_last, at_threshold.sum(-1, keepdim=True), group_size)
         if hits is not None:
             group_hits = torch.where(in_last, (hits * at_threshold).sum(-1, keepdim=True), group_hits)
-    position = torch.arange(depth, device=values.device, dtype=gains.dtype if hits is None else torch.long)
-    position = position.expand(values.shape)
+    position = torch.arange(depth, device=values.device, dtype=gains.dtype).expand(slot_group.shape)
     group_start = None
     if top_hits is not None:
         # Each group's first slot, looked up by group id; non-first slots write to a spare
         # column (a scatter + gather is several times faster than cummax on CPU).
-        first_slot = torch.zeros(*values.shape[:-1], depth + 1, dtype=position.dtype, device=values.device)
-        first_slot.scatter_(-1, torch.where(new_group, group_id, depth), position)
-        group_start = first_slot.gather(-1, group_id)
+        slots = torch.arange(width, device=values.device).expand(values.shape)
+        first_slot = torch.zeros(*values.shape[:-1], width + 1, dtype=torch.long, device=values.device)
+        first_slot.scatter_(-1, torch.where(new_group, group_id, width), slots)
+        group_start = first_slot.gather(-1, slot_group)
         hits_before = _exclusive_cumsum(top_hits).gather(-1, group_start)
         group_start = group_start.to(gains.dtype)
     return RankStatistics(
-        position=position.to(gains.dtype),  # (a free view when it is already in gains' dtype)
+        position=position,
         group_gain=group_gain,
         group_size=group_size,
         group_hits=group_hits,

@@ -110,7 +110,7 @@ def evaluate(
         values = values / normaliser
     if metric.is_empty is None:
         return values
-    return apply_empty(values, metric.is_empty(queries, normaliser).expand_as(values), empty)
+    return apply_empty(values, metric.is_empty(queries, normaliser), empty)
 
 
 def _ideal(queries: RankedQueries, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:

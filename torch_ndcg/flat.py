@@ -286,8 +286,8 @@ def rank(
     dtype = d.compute_dtype(scores, relevance, weights)
     if validate:
         check_score_values("scores", float_scores, None, unretrieved=unretrieved)
-        check_relevance_values("relevance", relevance, None)
-        warn_if_swapped(float_scores, relevance, None)
+        label_range = check_relevance_values("relevance", relevance, None)
+        warn_if_swapped(float_scores, relevance, None, label_range=label_range)
 
     prior = None
     if ties in ("worst", "best"):

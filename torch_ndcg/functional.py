@@ -15,6 +15,9 @@ and :func:`~torch_ndcg.dense.rank` → :func:`torch_ndcg.ordering.top_ranks`; or
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
+import torch
 from torch import Tensor
 
 from . import definitions as d
@@ -88,12 +91,28 @@ def _evaluate(
     cutoffs, many = d.resolve_cutoffs(k)
     options = dict(gain=gain, ties=ties, hits=not metric.graded, validate=validate, weights=weights,
                    threshold=threshold, unretrieved=allow_unretrieved)  # fmt: skip
-    if indexes is None:
-        queries: engine.RankedQueries = dense.queries(scores, relevance, cutoffs, mask=mask, **options)
-    else:
-        queries = flat.queries(scores, relevance, indexes, cutoffs, mask=mask, **options)
-    values = engine.evaluate(metric, queries, cutoffs, discount=discount, empty=empty)
-    return reduce_queries(values, many, reduction, sample_weight, validate)
+    # Without a gradient to carry, inference mode spares each of the many small kernels autograd's
+    # bookkeeping; the result leaves it as an ordinary tensor (a copy: an inference tensor refuses
+    # in-place updates and autograd).
+    inference = _gradient_free(scores, relevance, weights, sample_weight, gain=gain, discount=discount)
+    with torch.inference_mode() if inference else nullcontext():
+        if indexes is None:
+            queries: engine.RankedQueries = dense.queries(scores, relevance, cutoffs, mask=mask, **options)
+        else:
+            queries = flat.queries(scores, relevance, indexes, cutoffs, mask=mask, **options)
+        values = engine.evaluate(metric, queries, cutoffs, discount=discount, empty=empty)
+        result = reduce_queries(values, many, reduction, sample_weight, validate)
+    return result.clone() if inference else result
+
+
+def _gradient_free(*tensors: object, gain: d.Gain, discount: d.Discount) -> bool:
+    """Whether nothing the evaluation computes can need autograd (no input requires a gradient and
+    no callable option could bring one in), outside inference mode and compilation."""
+    if torch.compiler.is_compiling() or torch.is_inference_mode_enabled():
+        return False
+    if not (isinstance(gain, str) and isinstance(discount, str)):
+        return False
+    return not any(isinstance(tensor, Tensor) and tensor.requires_grad for tensor in tensors)
 
 
 @names_arguments

@@ -70,13 +70,19 @@ class TopRanks:
     tied scores) in descending order; ``keys`` are every item's keys, for the tie group that
     straddles the cutoff. ``distinct`` is True when no two of the ranked items tie with each
     other or with the first unranked one (ties were absent, or ``tie_break`` broke them); False
-    means ties are possible.
+    means ties are possible. ``whole_groups`` is True when ``index`` and ``top_keys`` go on past
+    ``depth`` (in every row alike) until no tie group that reaches into the first ``depth`` ranks
+    continues beyond them, so that ``keys`` need not be searched for the rest of the group that
+    straddles the cutoff. ``group`` numbers the tie groups of each row in rank order (0, 1, …;
+    tied items share a number), where the host found them along the way; ``None`` otherwise.
     """
 
     keys: Tensor  # [..., N]
-    top_keys: Tensor  # [..., depth]
-    index: Tensor  # [..., depth]
+    top_keys: Tensor  # [..., depth], or [..., W ≥ depth] with whole_groups
+    index: Tensor  # [..., depth], or [..., W ≥ depth] with whole_groups
     distinct: bool
+    whole_groups: bool = False
+    group: Tensor | None = None  # int64, shaped like index
 
 
 def top_ranks(
@@ -96,7 +102,9 @@ def top_ranks(
             order (give them distinct values where that matters). ``None``: tied items come in
             an unspecified order and ``top_keys`` shows the ties.
         find_ties: also decide whether the ranked items are tie-free (``distinct``), which
-            reads one value on the host (a device synchronisation on an accelerator).
+            reads one value on the host (a device synchronisation on an accelerator); where
+            the whole lists were sorted on the host anyway, also rank the rest of any tie group
+            that straddles the cutoff (``whole_groups``).
 
     Example:
         >>> import torch
@@ -105,6 +113,10 @@ def top_ranks(
         tensor([[1, 2]])
     """
     length = scores.shape[-1]
+    if find_ties and tie_break is None:
+        array = _host_array(scores)
+        if array is not None:
+            return _host_ranks(scores.shape, array, depth)
     wanted = depth + (find_ties and tie_break is None and depth < length)  # a tie may cross the cutoff
     keys, top_keys, index = _top_keys(scores, wanted)
     if tie_break is not None:
@@ -120,8 +132,8 @@ def top_values(values: Tensor, depth: int, *, nonnegative: bool = False) -> Tens
     """
     array = _host_array(values)
     if array is not None:
-        best = np.sort(array, axis=-1)[..., : -depth - 1 : -1].copy()
-        return torch.from_numpy(best).reshape(*values.shape[:-1], depth)
+        best = torch.from_numpy(np.sort(array, axis=-1)[..., : -depth - 1 : -1].copy())
+        return best if values.dim() == 2 else best.reshape(*values.shape[:-1], depth)
     if nonnegative:
         return values.gather(-1, _top(ordered_key(values, nonnegative=True), depth)[1])
     return _top(values, depth)[0]
@@ -161,13 +173,13 @@ def _host_array(values: Tensor) -> np.ndarray | None:
     return array if array.ndim == 2 else array.reshape(-1, array.shape[-1])
 
 
-def _host_top(shape: torch.Size, scores: np.ndarray, depth: int) -> tuple[Tensor, Tensor, Tensor]:
-    """:func:`_top_keys` with one numpy sort of the whole batch.
+def _host_sort(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each list's ordered keys (:func:`ordered_key`'s transform), and the keys packed with the
+    items' positions and sorted ascending.
 
-    Each list's ordered keys (:func:`ordered_key`'s transform) are packed with the items'
-    positions in their list: the key fills the high word and the position the low word, so one
-    ascending SIMD sort of plain int64s, read backwards, is a descending argsort (tied items in
-    decreasing position order), several times faster than numpy's argsort.
+    The key fills the high word and the position the low word, so one ascending SIMD sort of
+    plain int64s, read backwards, is a descending argsort (tied items in decreasing position
+    order), several times faster than numpy's argsort.
     """
     bits = (scores + np.float32(0.0)).view(np.int32)
     keys = bits >> 31
@@ -176,11 +188,46 @@ def _host_top(shape: torch.Size, scores: np.ndarray, depth: int) -> tuple[Tensor
     packed = np.left_shift(keys, 32, dtype=np.int64)
     packed |= np.arange(keys.shape[-1], dtype=np.int64)
     packed.sort(axis=-1)
-    best = packed[:, : -depth - 1 : -1]
-    found = (torch.from_numpy(keys), torch.from_numpy((best >> 32).astype(np.int32)), torch.from_numpy(best & _LOW_WORD))
+    return keys, packed
+
+
+def _host_tensors(shape: torch.Size, *arrays: np.ndarray) -> tuple[Tensor, ...]:
+    """``[L, *]`` arrays as tensors with the leading axes of ``shape``."""
+    found = tuple(torch.from_numpy(array) for array in arrays)
     if len(shape) == 2:
         return found
     return tuple(part.reshape(*shape[:-1], part.shape[-1]) for part in found)
+
+
+def _host_top(shape: torch.Size, scores: np.ndarray, depth: int) -> tuple[Tensor, Tensor, Tensor]:
+    """:func:`_top_keys` with one numpy sort of the whole batch (:func:`_host_sort`)."""
+    keys, packed = _host_sort(scores)
+    best = packed[:, : -depth - 1 : -1]
+    return _host_tensors(shape, keys, (best >> 32).astype(np.int32), best & _LOW_WORD)
+
+
+def _host_ranks(shape: torch.Size, scores: np.ndarray, depth: int) -> TopRanks:
+    """:func:`top_ranks` with ``find_ties`` from one numpy sort of the whole batch.
+
+    The sort orders whole lists, so whole groups cost one comparison: the ranks widen to the
+    deepest row's count of items that score at least its rank-``depth`` item. The tie groups
+    and ``distinct`` come from the same neighbour comparison, in numpy, which costs less than
+    torch's calls on arrays this small.
+    """
+    keys, packed = _host_sort(scores)
+    rows, length = packed.shape
+    width = depth
+    if depth < length and rows:
+        # Items of key ≥ the rank-depth key form a suffix of each ascending row; argmax finds its start.
+        at_cutoff = packed[:, length - depth : length - depth + 1] & ~np.int64(_LOW_WORD)
+        width = length - int((packed >= at_cutoff).argmax(axis=-1).min())
+    best = packed[:, : -width - 1 : -1]
+    top_keys = (best >> 32).astype(np.int32)
+    group = np.zeros(top_keys.shape, dtype=np.int64)
+    np.cumsum(top_keys[:, 1:] != top_keys[:, :-1], axis=-1, out=group[:, 1:])
+    distinct = width == depth and bool((group[:, -1] == depth - 1).all())
+    found = _host_tensors(shape, keys, top_keys, best & _LOW_WORD, group)
+    return TopRanks(*found[:3], distinct, whole_groups=True, group=found[3])
 
 
 def _has_neighbours_equal(sorted_keys: Tensor) -> bool:

@@ -165,16 +165,18 @@ def check_score_values(name: str, scores: Tensor, mask: Tensor | None, *, unretr
     )
 
 
-def check_relevance_values(name: str, relevance: Tensor, mask: Tensor | None) -> None:
+def check_relevance_values(name: str, relevance: Tensor, mask: Tensor | None) -> tuple[float, float] | None:
     """Gains are undefined for negative, infinite or NaN labels unless those items are masked
-    (synchronises)."""
+    (synchronises). Returns the smallest and largest float label read (masked items read as 0),
+    for :func:`warn_if_swapped`; ``None`` for other labels."""
     if relevance.dtype == torch.bool or relevance.numel() == 0:
-        return
+        return None
     values = _unmasked(relevance, mask)
+    label_range = None
     if relevance.is_floating_point():
         # aminmax propagates NaN, so one reduction catches every bad float label.
-        smallest, largest = values.aminmax()
-        valid = smallest.item() >= 0 and math.isfinite(largest.item())
+        label_range = smallest, largest = tuple(bound.item() for bound in values.aminmax())
+        valid = smallest >= 0 and math.isfinite(largest)
     else:
         valid = values.min().item() >= 0
     if not valid:
@@ -183,6 +185,7 @@ def check_relevance_values(name: str, relevance: Tensor, mask: Tensor | None) ->
             "defined for finite labels ≥ 0: mark such items False in mask=... (e.g. mask=relevance >= 0); "
             "if these are a teacher's real-valued scores, use a distillation loss (e.g. tn.distill_listnet_loss)"
         )
+    return label_range
 
 
 def check_gain_values(gains: Tensor, mask: Tensor | None) -> None:
@@ -240,20 +243,25 @@ def check_weighted_gains(gains: Tensor, mask: Tensor | None) -> None:
 _LABEL_LIKE_SCORE = 4
 
 
-def warn_if_swapped(scores: Tensor, relevance: Tensor, mask: Tensor | None) -> None:
+def warn_if_swapped(
+    scores: Tensor, relevance: Tensor, mask: Tensor | None, *, label_range: tuple[float, float] | None = None
+) -> None:
     """Warn when ``relevance`` looks like probabilities (floats in [0, 1], some strictly between)
     and ``scores`` like small integer labels (whole numbers in 0..4, at least two of them
     different): most likely the two arguments were swapped, which gives a plausible value and
     no error. A warning, not an error (soft labels and integer scores are legal); run with
-    ``validate=True`` only (it reads values), shown once per calling line."""
+    ``validate=True`` only (it reads values), shown once per calling line. ``label_range``: the
+    smallest and largest label without a mask, where the caller read them already."""
     if torch.compiler.is_compiling() or not relevance.is_floating_point() or relevance.numel() < 2:
         return
     if mask is not None:
         scores, relevance = scores[mask], relevance[mask]
     if relevance.numel() < 2:
         return
-    low, high = relevance.aminmax()
-    if not (bool(low >= 0) and bool(high <= 1) and bool(((relevance > 0) & (relevance < 1)).any())):
+    if mask is not None or label_range is None:
+        label_range = tuple(bound.item() for bound in relevance.aminmax())  # (Python's comparisons cost no kernel)
+    low, high = label_range
+    if not (low >= 0 and high <= 1 and bool(((relevance > 0) & (relevance < 1)).any())):
         return
     scores = scores[torch.isfinite(scores)]
     if scores.numel() < 2:
