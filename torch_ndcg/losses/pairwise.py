@@ -80,7 +80,9 @@ class StreamingPairSum(torch.autograd.Function):
         total = scores.new_zeros(scores.shape[0])
         for rows in row_blocks(*scores.shape, terms.triangular):
             cols = _columns(terms, rows, scores.shape[-1])
-            total += terms.phi(_differences(scores, rows, cols)).mul_(terms.weight(rows, cols)).sum((-2, -1))
+            # Out of place: torch.compile (torch 2.11) gave a result summed in place into a fresh
+            # tensor no gradient at all.
+            total = total + terms.phi(_differences(scores, rows, cols)).mul_(terms.weight(rows, cols)).sum((-2, -1))
         return total
 
     @staticmethod
