@@ -38,6 +38,7 @@ from torch import Tensor
 from .. import definitions as d
 from .. import options
 from ..options import (
+    DEFAULT_DISCOUNT,
     DEFAULT_IMPL,
     DEFAULT_LOSS_EMPTY,
     DEFAULT_MARGIN_PAIRS,
@@ -51,7 +52,6 @@ from ..validation import caller_stacklevel, check_list_length, check_mask, check
 from . import approx, common, listwise
 from .layout import flat_call
 from .options import (
-    DEFAULT_ADR_DISCOUNT,
     DEFAULT_DISTILL_TEMPERATURE,
     AdrMSEOptions,
     DistillListMLEOptions,
@@ -429,7 +429,7 @@ def adr_mse_loss(
     mask: Tensor | None = None,
     indexes: Tensor | None = None,
     temperature: float = DEFAULT_DISTILL_TEMPERATURE,
-    discount: d.Discount | None = DEFAULT_ADR_DISCOUNT,
+    discount: d.Discount | None = DEFAULT_DISCOUNT,
     impl: PairImpl = DEFAULT_IMPL,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,

@@ -36,7 +36,6 @@ from .lambdaloss import lambda_loss
 from .listwise import listmle_loss, listnet_loss, softmax_loss
 from .neural import neural_ndcg_loss
 from .options import (
-    DEFAULT_ADR_DISCOUNT,
     DEFAULT_BETA,
     DEFAULT_DISTILL_TEMPERATURE,
     DEFAULT_MARGIN,
@@ -417,7 +416,7 @@ class AdrMSELoss(_DistillLoss):
         self,
         *,
         temperature: float = DEFAULT_DISTILL_TEMPERATURE,
-        discount: d.Discount | None = DEFAULT_ADR_DISCOUNT,
+        discount: d.Discount | None = DEFAULT_DISCOUNT,
         impl: PairImpl = DEFAULT_IMPL,
         empty: LossEmpty = DEFAULT_LOSS_EMPTY,
         reduction: Reduction = DEFAULT_REDUCTION,

@@ -28,7 +28,6 @@ DEFAULT_SIGMA = 1.0
 DEFAULT_MARGIN = 1.0
 DEFAULT_MU = 10.0
 DEFAULT_DISTILL_TEMPERATURE = 1.0
-DEFAULT_ADR_DISCOUNT = "log2"
 
 
 def single_cutoff(k: d.Cutoff) -> int | None:
