@@ -58,7 +58,7 @@ from .options import (
     MarginMSEOptions,
     TemperatureLossOptions,
 )
-from .value_checks import checked, register_check
+from .value_checks import register_check
 
 
 
@@ -119,7 +119,7 @@ def _prepare(owner: str, label_twin: str, scores: Tensor, teacher_scores: Tensor
         scores = torch.where(valid, scores, zero)
         teacher = torch.where(valid, teacher, zero)
     if validate:  # one host read, or one registered operator under torch.compile
-        scores = checked("check_teacher_values", _check_values, scores, teacher, valid, owner, label_twin)
+        scores = _validated(scores, teacher, valid, owner, label_twin)
     return TeacherLists(
         scores=scores.reshape(-1, n),
         teacher=teacher.reshape(-1, n),
@@ -154,7 +154,7 @@ def _check_values(scores: Tensor, teacher: Tensor, valid: Tensor, owner: str, la
         )
 
 
-register_check(
+_validated = register_check(
     "check_teacher_values", "Tensor scores, Tensor teacher, Tensor valid, str owner, str label_twin", _check_values
 )
 

@@ -7,14 +7,15 @@ the host. :func:`check_inputs` reads one three-number summary; only a suspicious
 metrics' exact checks, which name the culprit.
 
 Under ``torch.compile`` a read is a graph break: the graph is cut there and the pieces run with
-Python between them, which costs more than the checks. :func:`checked` instead hands the
-inputs to a registered operator (``torch_ndcg::check_inputs`` for a loss's inputs; the smooth
-NDCG losses' result check and the distillation losses' checks likewise), which the compiler
-keeps as one opaque call (it sees only a fake implementation). The operator runs the eager
-check on the real tensors and returns a zero that is added to the scores, so that the loss
-depends on the call and it is never dropped. A bad input raises the same ``ValueError`` (or
-warning) compiled as eager, and the graph has no break. A callable ``gain`` cannot cross an
-operator's boundary: such calls keep the metrics' checks and their graph breaks.
+Python between them, which costs more than the checks. The functions :func:`register_check`
+makes instead hand the inputs to a registered operator (``torch_ndcg::check_inputs`` for a
+loss's inputs; the smooth NDCG losses' result check and the distillation losses' checks
+likewise), which the compiler keeps as one opaque call (it sees only a fake implementation).
+The operator runs the eager check on the real tensors and returns a zero that is added to the
+scores, so that the loss depends on the call and it is never dropped. A bad input raises the
+same ``ValueError`` (or warning) compiled as eager, and the graph has no break. A callable
+``gain`` cannot cross an operator's boundary: such calls keep the metrics' checks and their
+graph breaks.
 """
 
 from __future__ import annotations
@@ -71,9 +72,12 @@ def check_smooth_values(values: Tensor, is_empty: Tensor) -> None:
 _LIBRARY = torch.library.Library("torch_ndcg", "FRAGMENT")
 
 
-def register_check(name: str, arguments: str, check: Callable[..., None]) -> None:
-    """Register ``torch_ndcg::<name>(<arguments>) -> Tensor``: it runs ``check`` on its
-    arguments (the first a tensor) and returns a zero of the first's dtype, for :func:`checked`."""
+def register_check(name: str, arguments: str, check: Callable[..., None]) -> Callable[..., Tensor]:
+    """Register ``torch_ndcg::<name>(<arguments>) -> Tensor``, which runs ``check`` on its arguments
+    (the first a tensor) and returns a zero of the first's dtype, and return the function that
+    calls it: ``tensor`` once ``check(tensor, *arguments)`` passes; under ``torch.compile``, the
+    tensor plus the operator's zero: the same values and gradient, and a graph that cannot run
+    without the check (the operator sees no tensor that needs a gradient)."""
     _LIBRARY.define(f"{name}({arguments}) -> Tensor")
 
     def kernel(first: Tensor, *rest: Any) -> Tensor:
@@ -85,28 +89,18 @@ def register_check(name: str, arguments: str, check: Callable[..., None]) -> Non
 
     torch.library.impl(_LIBRARY, name, "CompositeExplicitAutograd")(kernel)
     torch.library.register_fake(f"torch_ndcg::{name}", fake, lib=_LIBRARY)
+    operator = getattr(torch.ops.torch_ndcg, name)
+
+    def checked(tensor: Tensor, *rest: Any) -> Tensor:
+        if torch.compiler.is_compiling():
+            return tensor + operator(tensor.detach(), *rest)
+        check(tensor, *rest)
+        return tensor
+
+    return checked
 
 
-def checked(name: str, check: Callable[..., None], tensor: Tensor, *arguments: Any) -> Tensor:
-    """``tensor`` once ``check(tensor, *arguments)`` passes. Under ``torch.compile``, the tensor
-    plus the zero of the check's operator ``name`` (see :func:`register_check`): the same values
-    and gradient, and a graph that cannot run without the check (the operator sees no tensor
-    that needs a gradient)."""
-    if torch.compiler.is_compiling():
-        return tensor + getattr(torch.ops.torch_ndcg, name)(tensor.detach(), *arguments)
-    check(tensor, *arguments)
-    return tensor
-
-
-register_check("check_inputs", "Tensor scores, Tensor relevance, Tensor? mask, str gain", check_inputs)
-register_check("check_smooth_values", "Tensor values, Tensor is_empty", check_smooth_values)
-
-
-def validated(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> Tensor:
-    """``scores`` once their values and ``relevance``'s pass :func:`check_inputs` (see :func:`checked`)."""
-    return checked("check_inputs", check_inputs, scores, relevance, mask, gain)
-
-
-def validated_smooth_values(values: Tensor, is_empty: Tensor) -> Tensor:
-    """``values`` once they pass :func:`check_smooth_values` (see :func:`checked`)."""
-    return checked("check_smooth_values", check_smooth_values, values, is_empty)
+#: ``scores`` once their values and ``relevance``'s pass :func:`check_inputs` (see :func:`register_check`).
+validated = register_check("check_inputs", "Tensor scores, Tensor relevance, Tensor? mask, str gain", check_inputs)
+#: ``values`` once they pass :func:`check_smooth_values` (see :func:`register_check`).
+validated_smooth_values = register_check("check_smooth_values", "Tensor values, Tensor is_empty", check_smooth_values)
