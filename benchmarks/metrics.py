@@ -13,7 +13,8 @@ value checks (NaN scores, negative labels), which read the data on every batch.
 hits all cases alike. *Memory* is measured in a fresh subprocess per case, so that it is the
 case's own:
 
-* *state*: bytes held by the metric's state tensors after the loop (torchmetrics' lists too);
+* *state*: bytes held by the metric's state tensors after the loop and its ``compute`` (torchmetrics'
+  lists too);
 * *peak RSS Δ*: the process' peak resident memory after the loop minus its peak before the loop
   (Linux's VmHWM, else ``getrusage``; the batches are generated before the baseline).
 
@@ -23,7 +24,8 @@ both grow linearly in the number of queries. The batches cycle through a pool of
 batches whose size divides every run length, so every case reports the same mean (the "value"
 column checks that the cases agree); fresh batches matter, since sorting one batch over and
 over lets the CPU learn its branches. The dense form's state is also shown after 10, 100 and
-1,000 batches: it must not grow.
+1,000 batches: beyond the rows that wait to be evaluated together (at most
+``torch_ndcg.metrics.PENDING_ITEMS`` items), it must not grow.
 
 Last, the tie-heavy loop: ``--tie-batches`` dense batches whose scores are rounded to 0.1 (so most
 of the top 10 share a tie group), ``NDCG(k=10)`` against torchmetrics'
@@ -148,7 +150,7 @@ def _memory(case: str, batches: int, pool_size: int, queries: int, items: int) -
             memory[n] = (_state_bytes(metric), _peak_rss() - baseline)
 
     _loop(case, metric, pool, batches, checkpoint)
-    return {"memory": memory, "peak": _peak_rss() - baseline}
+    return {"memory": memory, "final": _state_bytes(metric), "peak": _peak_rss() - baseline}
 
 
 def _run_memory(case: str, batches: int, args: argparse.Namespace) -> dict:
@@ -257,12 +259,15 @@ def main(quick: bool = False, argv: list[str] | None = None) -> None:
         seconds, value = timings[case]
         seconds *= factor
         r = memory[case]
-        state = r["memory"][max(r["memory"])][0] * factor
+        state = r["final"] * factor
         print(f"{names[case]:<40} {seconds:>10.3f} {tm_seconds / seconds:>15.1f}× {_mib(state):>17} "
               f"{_mib(r['peak'] * factor):>12} {value:>8.5f}")
     print("* extrapolated linearly from the batches it ran")
     print()
-    print("state bytes / peak RSS Δ after n batches (flat in n = constant memory):")
+    from torch_ndcg.metrics import PENDING_ITEMS
+
+    print("state bytes / peak RSS Δ after n batches (bounded in n = constant memory; the dense form's "
+          f"state includes the rows that wait to be evaluated together, at most {PENDING_ITEMS:,} items):")
     for case in ("dense", "flat"):
         rows = sorted(memory[case]["memory"].items())
         cells = ", ".join(f"n={n}: {_mib(state)} / {_mib(peak)}" for n, (state, peak) in rows)

@@ -138,15 +138,91 @@ def state_bytes(metric: M.NDCG) -> int:
     return total
 
 
-def test_dense_state_does_not_grow_with_batches() -> None:
-    scores, relevance, _ = dense_data(queries=8)
+def test_dense_state_is_bounded_whatever_the_number_of_batches() -> None:
+    scores, relevance, _ = dense_data(queries=16)
     metric = M.NDCG(k=(1, 10))
     metric.update(scores, relevance)
-    after_one = state_bytes(metric)
+    metric.compute()
+    evaluated = state_bytes(metric)  # a sum and a count per cutoff
+    waiting = M.PENDING_ITEMS * (scores.element_size() + relevance.element_size())
+    sizes = []
     for _ in range(999):
         metric.update(scores, relevance)
-    assert state_bytes(metric) == after_one
+        sizes.append(state_bytes(metric))
+    assert evaluated <= min(sizes) and max(sizes) <= evaluated + waiting
+    assert 1000 * scores.numel() > M.PENDING_ITEMS and sizes.index(max(sizes)) < len(sizes) - 1  # evaluated on the way
     torch.testing.assert_close(as_vector(metric.compute()), tn.ndcg(scores, relevance, (1, 10)))
+    assert state_bytes(metric) == evaluated
+
+
+def _mixed_batches() -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]]:
+    """Batches that cannot all be evaluated together: other lengths, dtypes, masks, an empty batch."""
+    generator = torch.Generator().manual_seed(3)
+    found = []
+    for queries, items, dtype, masked in [(5, 12, torch.float32, False), (3, 12, torch.float32, False),
+                                          (4, 12, torch.float32, True), (2, 7, torch.float32, False),
+                                          (0, 7, torch.float32, False), (6, 7, torch.float64, False),
+                                          (3, 7, torch.int64, True), (1, 12, torch.float16, False)]:  # fmt: skip
+        scores = torch.randint(0, 5, (queries, items), generator=generator).to(dtype)
+        relevance = torch.randint(0, 4, (queries, items), generator=generator)
+        mask = torch.rand(queries, items, generator=generator) < 0.8 if masked else None
+        found.append((scores, relevance, mask))
+    return found
+
+
+@pytest.mark.parametrize("cls", list(SCORED))
+def test_rows_kept_for_later_give_each_batch_its_own_value(cls: type) -> None:
+    # Rows wait to be evaluated with later batches; whatever joins them, each row keeps the value
+    # the function gives its own batch, and changing a tensor after update changes nothing.
+    metric = cls(k=(1, 5), aggregation="max" if cls is M.DCG else "mean")
+    expected = []
+    for scores, relevance, mask in _mixed_batches():
+        metric.update(scores, relevance, mask=mask)
+        expected.append(getattr(tn, SCORED[cls])(scores, relevance, (1, 5), mask=mask, reduction="none").double())
+        scores.fill_(0)
+        relevance.fill_(1)
+    values = torch.cat(expected)
+    reference = values.max(0).values if cls is M.DCG else values.mean(0)
+    torch.testing.assert_close(as_vector(metric.compute()).double(), reference, rtol=1e-6, atol=1e-7)
+
+
+def test_a_bad_batch_is_refused_and_warned_at_its_own_update() -> None:
+    metric = M.NDCG(k=5)
+    scores, relevance, _ = dense_data()
+    metric.update(scores, relevance)
+    with pytest.raises(ValueError, match="scores contains NaN"):
+        metric.update(torch.full((2, 12), float("nan")), relevance[:2])
+    with pytest.raises(ValueError, match="relevance contains negative"):
+        metric.update(scores[:2], -relevance[:2] - 1)
+    with pytest.raises(ValueError, match="same shape"):
+        metric.update(scores[:2], relevance[:3])
+    with pytest.warns(UserWarning, match="are they swapped") as caught:
+        metric.update(torch.tensor([[1.0, 0.0, 3.0]]), torch.tensor([[0.2, 0.9, 0.5]]))
+    assert caught[0].filename == __file__
+    kept = [(scores, relevance), (torch.tensor([[1.0, 0.0, 3.0]]), torch.tensor([[0.2, 0.9, 0.5]]))]
+    total = sum(tn.ndcg(s, r, 5, reduction="sum", validate=False) for s, r in kept)
+    torch.testing.assert_close(metric.compute(), total / 21)  # only the accepted batches count
+
+
+def test_empty_error_names_the_batch_that_has_an_empty_query() -> None:
+    metric = M.NDCG(k=5, empty="error")
+    scores, relevance, _ = dense_data()
+    metric.update(scores[1:6], relevance[1:6])
+    with pytest.raises(ValueError, match="empty='error'"):
+        metric.update(scores[:1], relevance[:1] * 0)
+
+
+def test_forward_gives_the_batch_value_beside_rows_kept_for_later() -> None:
+    scores, relevance, mask = dense_data()
+    metric = M.NDCG(k=5)
+    metric.update(scores[:10], relevance[:10], mask=mask[:10])
+    batch = metric(scores[10:], relevance[10:], mask=mask[10:])
+    torch.testing.assert_close(batch, tn.ndcg(scores[10:], relevance[10:], 5, mask=mask[10:]))
+    torch.testing.assert_close(metric.compute(), tn.ndcg(scores, relevance, 5, mask=mask))
+    metric.update(scores[:3], relevance[:3])
+    metric.reset()  # drops rows not yet evaluated
+    metric.update(scores[3:], relevance[3:], mask=mask[3:])
+    torch.testing.assert_close(metric.compute(), tn.ndcg(scores[3:], relevance[3:], 5, mask=mask[3:]))
 
 
 def test_results_are_keyed_by_cutoff_and_scalar_for_one_k() -> None:

@@ -84,12 +84,8 @@ def prepare(
     bad callable gains) only with ``validate``. With ``unretrieved``, a ``-inf`` score marks an
     item that is never ranked but still counts in the ideal DCG and in R.
     """
-    check_layout(scores, relevance, mask)
+    float_scores = check(scores, relevance, mask, gain, validate, weights=weights, unretrieved=unretrieved)
     dtype = d.compute_dtype(scores, relevance, weights)
-    float_scores = as_float_scores("scores", scores)
-    if validate:
-        label_range = check_values(float_scores, relevance, mask, gain, dtype, unretrieved=unretrieved)
-        warn_if_swapped(float_scores, relevance, mask, label_range=label_range)
     if mask is not None:
         # where(), not multiplication: masked labels may be NaN or negative.
         relevance = torch.where(mask, relevance, torch.zeros_like(relevance))
@@ -111,6 +107,22 @@ def prepare(
         float_scores, gains, real_relevance, gains_nonnegative=isinstance(gain, str), threshold=threshold,
         retrieved=retrieved,
     )
+
+
+def check(
+    scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, validate: bool,
+    *, weights: Tensor | None = None, unretrieved: bool = False,
+) -> Tensor:
+    """The checks of :func:`prepare` that need no gains (those of a callable gain's values and of
+    ``weights`` stay there); returns the scores as floats (:func:`~torch_ndcg.validation.as_float_scores`).
+    ``weights`` only widen the compute dtype, against which exp2 gains are checked."""
+    check_layout(scores, relevance, mask)
+    float_scores = as_float_scores("scores", scores)
+    if validate:
+        dtype = d.compute_dtype(scores, relevance, weights)
+        label_range = check_values(float_scores, relevance, mask, gain, dtype, unretrieved=unretrieved)
+        warn_if_swapped(float_scores, relevance, mask, label_range=label_range)
+    return float_scores
 
 
 def check_values(

@@ -5,9 +5,14 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
 :func:`torch_ndcg.ndcg` on the concatenated data. Three input forms:
 
 * **dense** ``update(scores, relevance, mask=None)`` with ``[..., N]`` batches, one whole query
-  per row: the per-query values are computed at once, and the state is a sum and a count per
-  cutoff (summed across ranks). Memory is constant: ``16 * len(k)`` bytes, whatever the number
-  of batches.
+  per row: the state is a sum and a count per cutoff (summed across ranks), ``16 * len(k)``
+  bytes whatever the number of batches. ``update`` checks a batch at once (a bad one raises
+  there) and keeps a copy of its rows until :data:`PENDING_ITEMS` items wait; then it evaluates
+  them together, since one call over many small batches costs less per row; ``compute()`` and a
+  distributed sync evaluate what still waits, ``reset()`` drops it. Each row gets the value its
+  own batch would give.
+  Batches with ``weights``, ``sample_weight`` or ``query_ids``, or a metric with a callable
+  ``gain``/``discount`` or ``empty="error"``, are evaluated at their ``update``.
 * **flat** ``update(scores, relevance, indexes=query_ids)``, torchmetrics' retrieval form, where
   one query may span batches: the rows are kept (20 bytes per item: a float64 score, so that
   ranking is exact as in the functional form, a label in the metric's dtype, float32 by
@@ -60,7 +65,7 @@ if TYPE_CHECKING:  # (typing.Unpack is Python 3.11+; the annotations are never e
     from typing_extensions import Unpack
 
 from . import definitions as d
-from . import exact_ddp, functional, ranked
+from . import dense, exact_ddp, functional, ranked
 from .options import (
     AP_NORMALISERS,
     DEFAULT_AGGREGATION,
@@ -123,6 +128,11 @@ __all__ = [
 ]
 
 Result = Tensor | dict[str, Tensor]
+
+#: How many items of dense batches a scored metric keeps before it evaluates them together: a
+#: bound on its memory (1.5 MiB of float32 scores and int64 labels) that lets one call serve
+#: many small batches.
+PENDING_ITEMS = 2**17
 
 # Callables seen as metric options, numbered in order of first sight. Kept alive, so a number
 # never passes to another object (ids of freed objects are reused).
@@ -330,6 +340,14 @@ class _ScoredMetric(_Accumulated):
         self.add_state("flat_relevance", [], dist_reduce_fx="cat")
         self.add_state("flat_indexes", [], dist_reduce_fx="cat")
         exact_ddp.add_states(self, len(self.cutoffs), self._tag)
+        # Checked dense rows that wait to be evaluated together (_defer); never gathered across
+        # ranks: each rank evaluates its own before a sync.
+        self.add_state("pending_scores", [], dist_reduce_fx="cat")
+        self.add_state("pending_relevance", [], dist_reduce_fx="cat")
+        self.add_state("pending_mask", [], dist_reduce_fx="cat")
+        # Only where evaluating later cannot change what the caller sees: a user callable runs
+        # when it is called, and empty="error" names the batch that has an empty query.
+        self._defers = isinstance(gain, str) and isinstance(discount, str) and empty != "error"
 
     def update(
         self,
@@ -381,6 +399,9 @@ class _ScoredMetric(_Accumulated):
                 raise ValueError("query_ids names the rows of a dense batch; with indexes every item has its id already")
             self._store(scores, relevance, mask, indexes)
             return
+        if self._defers and weights is None and sample_weight is None and query_ids is None:
+            self._defer(scores, relevance, mask)
+            return
         # Inference mode skips autograd's bookkeeping on every small kernel: the values only
         # ever land in the states, in place, so none of the intermediates escapes.
         with torch.inference_mode():
@@ -393,6 +414,51 @@ class _ScoredMetric(_Accumulated):
                 self._accumulate(values, sample_weight)
             else:
                 exact_ddp.keep(self, values, query_ids, tuple(scores.shape[:-1]), sample_weight)
+
+    def _defer(self, scores: Tensor, relevance: Tensor, mask: Tensor | None) -> None:
+        """Check a dense batch now, as the function would, and keep a copy of its rows, which are
+        evaluated with the rows of the next batches, up to :data:`PENDING_ITEMS` items: one call
+        over many small batches costs less per row than a call per batch, and gives each row the
+        same value (every row is ranked on its own)."""
+        with torch.inference_mode():
+            scores = dense.check(
+                scores, relevance, mask, self._options.get("gain", DEFAULT_GAIN), self.validate,
+                unretrieved=self._options["allow_unretrieved"],
+            )
+        length = scores.shape[-1]
+        if _rows(self.pending_scores):
+            first = self.pending_scores[0]
+            joins = (
+                first.shape[-1] == length and first.dtype == scores.dtype and first.device == scores.device
+                and self.pending_relevance[0].dtype == relevance.dtype
+                and bool(_rows(self.pending_mask)) == (mask is not None)
+                and _rows(self.pending_scores) + scores.numel() <= PENDING_ITEMS
+            )  # fmt: skip
+            if not joins:
+                self._evaluate_pending()
+        if scores.numel() == 0:
+            return
+        # Copies: the caller may reuse its tensors before the rows are evaluated.
+        self.pending_scores.append(scores.detach().reshape(-1, length).clone())
+        self.pending_relevance.append(relevance.detach().reshape(-1, length).clone())
+        if mask is not None:
+            self.pending_mask.append(mask.detach().reshape(-1, length).clone())
+        if _rows(self.pending_scores) >= PENDING_ITEMS:
+            self._evaluate_pending()
+
+    def _evaluate_pending(self) -> None:
+        """Evaluate the rows kept by :meth:`_defer` (checked then) into the states, and drop them."""
+        if not _rows(self.pending_scores):
+            return
+        rows = (self.pending_scores, self.pending_relevance, self.pending_mask)
+        scores, relevance, mask = (dim_zero_cat(state) if _rows(state) else None for state in rows)
+        self.pending_scores, self.pending_relevance, self.pending_mask = [], [], []
+        with torch.inference_mode():
+            values = self._function(
+                scores, relevance, self.cutoffs, mask=mask, reduction="none", validate=False, **self._options
+            )
+            # (compute_on_cpu moves the kept rows to the CPU after each update; the sums stay put.)
+            self._accumulate(values.to(getattr(self, self._total).device))
 
     def _store(self, scores: Tensor, relevance: Tensor, mask: Tensor | None, indexes: Tensor) -> None:
         check_tensor("scores", scores)
@@ -419,6 +485,7 @@ class _ScoredMetric(_Accumulated):
         self.flat_indexes.append(indexes.reshape(-1).long())
 
     def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
+        self._evaluate_pending()
         # Each rank evaluates its own flat rows: an id on several ranks is then one repeated query.
         exact_ddp.fold_rows(self, self._row_values, ("flat_scores", "flat_relevance", "flat_indexes"))
         # torchmetrics stands in a tensor of the metric's dtype for a rank's empty list state; the
@@ -442,6 +509,7 @@ class _ScoredMetric(_Accumulated):
         return values.reshape(values.shape[0], -1), torch.unique(indexes)
 
     def compute(self) -> Result:
+        self._evaluate_pending()
         return self._result(exact_ddp.distinct(self, self._row_values()))
 
 
