@@ -204,6 +204,22 @@ def test_a_bad_batch_is_refused_and_warned_at_its_own_update() -> None:
     torch.testing.assert_close(metric.compute(), total / 21)  # only the accepted batches count
 
 
+def test_a_compute_group_evaluates_its_waiting_rows_once() -> None:
+    # Equal metrics of a MetricCollection share their states (lists and sums alike): the first
+    # compute evaluates the waiting rows, and the second must not add them again.
+    scores, relevance, mask = dense_data()
+    collection = MetricCollection({"a": M.NDCG(k=5), "b": M.NDCG(k=5), "mrr": M.MRR()})
+    for stop in (9, 20):  # a compute between updates: rows counted twice would weigh the first 9 double
+        for s, r, m in batches(scores[:stop], relevance[:stop], mask[:stop]):
+            collection.update(s, r, mask=m)
+        result = collection.compute()
+    assert collection.compute_groups == {0: ["a", "b"], 1: ["mrr"]}
+    both = (torch.cat([scores[:9], scores]), torch.cat([relevance[:9], relevance]))
+    torch.testing.assert_close(result["a"], tn.ndcg(*both, 5, mask=torch.cat([mask[:9], mask])))
+    torch.testing.assert_close(result["b"], result["a"])
+    torch.testing.assert_close(result["mrr"], tn.mrr(*both, mask=torch.cat([mask[:9], mask])))
+
+
 def test_empty_error_names_the_batch_that_has_an_empty_query() -> None:
     metric = M.NDCG(k=5, empty="error")
     scores, relevance, _ = dense_data()

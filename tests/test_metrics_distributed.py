@@ -57,6 +57,15 @@ def dense_case(rank: int) -> None:
             expected = function(scores, relevance, K, mask=mask, **options(cls, empty))
             check(metric.compute(), expected, f"dense {cls.__name__} empty={empty}")
     check(metric.compute(), expected, "computed again: the local state came back after the sync")
+    # Rows still waiting at a sync are evaluated by their own rank; after compute the local state,
+    # waiting rows included, comes back: later updates neither lose them nor count them twice.
+    again = M.NDCG(k=5)
+    again.update(scores[mine], relevance[mine], mask=mask[mine])
+    again.compute()
+    again.update(scores[mine[:2]], relevance[mine[:2]], mask=mask[mine[:2]])
+    twice = [q for q in range(11) if q not in EMPTY_QUERIES][:2] + EMPTY_QUERIES  # each rank's mine[:2]
+    union = list(range(11)) + twice
+    check(again.compute(), tn.ndcg(scores[union], relevance[union], 5, mask=mask[union]), "updated after a compute")
     idle = M.NDCG(k=5)
     if rank == 0:
         idle.update(scores, relevance, mask=mask)

@@ -452,7 +452,11 @@ class _ScoredMetric(_Accumulated):
             return
         rows = (self.pending_scores, self.pending_relevance, self.pending_mask)
         scores, relevance, mask = (dim_zero_cat(state) if _rows(state) else None for state in rows)
-        self.pending_scores, self.pending_relevance, self.pending_mask = [], [], []
+        for state in rows:
+            # In place: the members of a MetricCollection compute group share these lists (and
+            # the sums), so each must see them emptied, or the next would add the rows again.
+            if isinstance(state, list):
+                state.clear()
         with torch.inference_mode():
             values = self._function(
                 scores, relevance, self.cutoffs, mask=mask, reduction="none", validate=False, **self._options
@@ -485,6 +489,12 @@ class _ScoredMetric(_Accumulated):
         self.flat_indexes.append(indexes.reshape(-1).long())
 
     def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
+        # Each rank evaluates its own waiting rows. The lists are emptied in place, so evaluate
+        # copies of them: the states from before the sync (which torchmetrics restores after
+        # compute) may hold these very lists.
+        for name in ("pending_scores", "pending_relevance", "pending_mask"):
+            if isinstance(getattr(self, name), list):
+                setattr(self, name, list(getattr(self, name)))
         self._evaluate_pending()
         # Each rank evaluates its own flat rows: an id on several ranks is then one repeated query.
         exact_ddp.fold_rows(self, self._row_values, ("flat_scores", "flat_relevance", "flat_indexes"))
