@@ -81,3 +81,20 @@ def test_an_empty_batch_is_a_mean_over_nothing_zero(call):
     # metric classes warn when compute() saw no query (tests/test_metric_edges.py).
     value = call(torch.zeros(0, 4, requires_grad=True), torch.zeros(0, 4))
     assert value.shape == () and float(value.detach()) == 0.0
+
+
+ON_META = torch.zeros(1, 4, device="meta")  # another device, without a GPU
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: tn.ndcg(ON_META, LABELS, 2),
+        lambda: tn.ndcg(LABELS, PROBABILITIES, 2, mask=torch.ones(1, 4, dtype=torch.bool, device="meta")),
+        *(lambda name=name: getattr(tn, name)(ON_META.requires_grad_(), LABELS) for name in LOSSES),
+        lambda: tn.metrics.NDCG(k=2).update(ON_META, LABELS),  # refused at the update, not when it is evaluated
+    ],
+)
+def test_tensors_on_two_devices_are_a_value_error_naming_both(call):
+    with pytest.raises(ValueError, match=r"must be on the same device, got (meta and cpu|cpu and meta)"):
+        call()

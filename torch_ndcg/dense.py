@@ -24,6 +24,7 @@ from .validation import (
     check_relevance_dtype,
     check_relevance_values,
     check_gain_values,
+    check_same_device,
     check_same_shape,
     check_score_values,
     check_tensor,
@@ -64,6 +65,8 @@ def check_layout(scores: Tensor, relevance: Tensor, mask: Tensor | None) -> torc
     check_same_shape("scores", scores, "relevance", relevance)
     check_list_length("scores", scores)
     check_mask(mask, scores.shape)
+    check_same_device("scores", scores, "relevance", relevance)
+    check_same_device("scores", scores, "mask", mask)
     return d.compute_dtype(scores, relevance)
 
 

@@ -123,6 +123,14 @@ def check_mask(mask: Tensor | None, shape: torch.Size, name: str = "mask") -> No
         raise ValueError(f"{name} must have the scores' shape {tuple(shape)}, got {tuple(mask.shape)}")
 
 
+def check_same_device(first_name: str, first: Tensor, second_name: str, second: Tensor | None) -> None:
+    """Tensors that are combined must live on one device (``second=None`` passes)."""
+    if second is not None and second.device != first.device:
+        raise ValueError(
+            f"{first_name} and {second_name} must be on the same device, got {first.device} and {second.device}"
+        )
+
+
 def check_same_shape(
     first_name: str, first: Tensor, second_name: str, second: Tensor, *, min_dim: int = 1
 ) -> None:
