@@ -538,3 +538,31 @@ def test_ordered_pair_accuracy_class_equals_the_function_on_the_concatenation() 
     torch.testing.assert_close(weighted.compute().double(), expected.double(), rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match="ties"):
         M.OrderedPairAccuracy(ties="random")
+
+
+def test_a_batch_as_large_as_the_bound_is_evaluated_at_once_without_a_copy() -> None:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Copies(TorchDispatchMode):
+        """The sizes of the tensors that ops clone."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.sizes: list[int] = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.aten.clone.default:
+                self.sizes.append(args[0].numel())
+            return func(*args, **(kwargs or {}))
+
+    rows = M.PENDING_ITEMS // 64
+    scores = torch.randint(0, 9, (rows, 64)).float()
+    relevance = torch.randint(0, 3, (rows, 64))
+    metric = M.NDCG(k=5)
+    metric.update(scores[:3], relevance[:3])  # waits
+    with Copies() as copies:
+        metric.update(scores, relevance)  # evaluated with what waited before it, and nothing kept
+    assert max(copies.sizes, default=0) < scores.numel()  # memory follows the batch: no copy of it
+    assert not metric.pending_scores and not metric.pending_relevance
+    expected = tn.ndcg(torch.cat([scores[:3], scores]), torch.cat([relevance[:3], relevance]), 5)
+    torch.testing.assert_close(metric.compute(), expected)

@@ -438,6 +438,9 @@ class _ScoredMetric(_Accumulated):
                 self._evaluate_pending()
         if scores.numel() == 0:
             return
+        if scores.numel() >= PENDING_ITEMS:  # large enough alone: evaluated now, without a copy
+            self._evaluate_rows(scores, relevance, mask)
+            return
         # Copies: the caller may reuse its tensors before the rows are evaluated.
         self.pending_scores.append(scores.detach().reshape(-1, length).clone())
         self.pending_relevance.append(relevance.detach().reshape(-1, length).clone())
@@ -457,6 +460,10 @@ class _ScoredMetric(_Accumulated):
             # the sums), so each must see them emptied, or the next would add the rows again.
             if isinstance(state, list):
                 state.clear()
+        self._evaluate_rows(scores, relevance, mask)
+
+    def _evaluate_rows(self, scores: Tensor, relevance: Tensor, mask: Tensor | None) -> None:
+        """Add the values of checked dense rows to the states."""
         with torch.inference_mode():
             values = self._function(
                 scores, relevance, self.cutoffs, mask=mask, reduction="none", validate=False, **self._options
