@@ -11,8 +11,9 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
   them together, since one call over many small batches costs less per row; ``compute()`` and a
   distributed sync evaluate what still waits, ``reset()`` drops it. Each row gets the value its
   own batch would give.
-  Batches with ``weights``, ``sample_weight`` or ``query_ids``, or a metric with a callable
-  ``gain``/``discount`` or ``empty="error"``, are evaluated at their ``update``.
+  Batches with ``weights``, ``sample_weight`` or ``query_ids``, a batch of ``PENDING_ITEMS`` items
+  or more (without a copy), and a metric with a callable ``gain``/``discount`` or
+  ``empty="error"`` are evaluated at their ``update``.
 * **flat** ``update(scores, relevance, indexes=query_ids)``, torchmetrics' retrieval form, where
   one query may span batches: the rows are kept (20 bytes per item: a float64 score, so that
   ranking is exact as in the functional form, a label in the metric's dtype, float32 by
