@@ -421,8 +421,8 @@ class _ScoredMetric(_Accumulated):
         evaluated with the rows of the next batches, up to :data:`PENDING_ITEMS` items: one call
         over many small batches costs less per row than a call per batch, and gives each row the
         same value (every row is ranked on its own)."""
-        with torch.inference_mode():
-            scores = dense.check(
+        with torch.inference_mode():  # (the rows are kept as given: the function converts them itself)
+            dense.check(
                 scores, relevance, mask, self._options.get("gain", DEFAULT_GAIN), self.validate,
                 unretrieved=self._options["allow_unretrieved"],
             )
