@@ -272,8 +272,6 @@ def distill_listmle_loss(
     if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
         return flat_call(distill_listmle_loss, locals())
     DistillListMLEOptions(position_aware=position_aware, empty=empty, reduction=reduction, validate=validate)
-    if not isinstance(position_aware, bool):
-        raise TypeError(f"position_aware must be True or False, got {position_aware!r}")
     lists = _prepare("distill_listmle_loss", "listmle_loss", scores, teacher_scores, mask, validate)
     if position_aware:
         values = _position_aware_likelihood(lists)
