@@ -116,6 +116,12 @@ def gains(relevance: Tensor, gain: Gain, dtype: torch.dtype) -> Tensor:
     return values if values.dtype == dtype else values.to(dtype)
 
 
+def exp2_label_limit(dtype: torch.dtype, length: int) -> int:
+    """The largest label whose ``exp2`` gains keep the DCG of a list of ``length`` items finite
+    in ``dtype`` (see :func:`check_exp2_range`)."""
+    return math.frexp(torch.finfo(dtype).max)[1] - 1 - math.ceil(math.log2(max(length, 1)))
+
+
 def check_exp2_range(
     relevance: Tensor, gain: Gain, dtype: torch.dtype, length: int | Tensor | None = None
 ) -> None:
@@ -128,8 +134,8 @@ def check_exp2_range(
     """
     if gain != "exp2" or relevance.numel() == 0:
         return
-    max_exponent = math.frexp(torch.finfo(dtype).max)[1]  # 128 for float32, 1024 for float64
     if isinstance(length, Tensor):
+        max_exponent = math.frexp(torch.finfo(dtype).max)[1]  # 128 for float32, 1024 for float64
         limits = max_exponent - 1 - torch.ceil(torch.log2(length.clamp(min=1).to(torch.float64)))
         over = relevance.to(torch.float64) > limits
         if bool(over.any()):
@@ -139,7 +145,7 @@ def check_exp2_range(
             return
     else:
         n = max(relevance.shape[-1] if length is None else length, 1)
-        limit = max_exponent - 1 - math.ceil(math.log2(n))
+        limit = exp2_label_limit(dtype, n)
         if not bool((relevance.to(torch.float64) > limit).any()):
             return
     raise ValueError(

@@ -148,7 +148,8 @@ def check_list_length(name: str, tensor: Tensor) -> None:
         raise ValueError(f"{name} has lists of length 0 (last dimension N = 0): the metric is undefined")
 
 
-def _unmasked(values: Tensor, mask: Tensor | None) -> Tensor:
+def unmasked(values: Tensor, mask: Tensor | None) -> Tensor:
+    """``values`` with 0 at masked items (``where``, not a product: those may hold NaN or inf)."""
     if mask is None:
         return values
     return torch.where(mask, values, torch.zeros((), dtype=values.dtype, device=values.device))
@@ -157,7 +158,7 @@ def _unmasked(values: Tensor, mask: Tensor | None) -> Tensor:
 def check_score_values(name: str, scores: Tensor, mask: Tensor | None, *, unretrieved: bool = False) -> None:
     """NaN or infinite unmasked scores cannot be ranked consistently (synchronises); with
     ``unretrieved``, ``-inf`` marks an item that was not retrieved and is allowed."""
-    values = _unmasked(scores, mask)
+    values = unmasked(scores, mask)
     if unretrieved:
         values = values.masked_fill(values == -math.inf, 0.0)
     # One reduction decides the common case: a sum is finite whenever every term is, unless
@@ -179,7 +180,7 @@ def check_relevance_values(name: str, relevance: Tensor, mask: Tensor | None) ->
     for :func:`warn_if_swapped`; ``None`` for other labels."""
     if relevance.dtype == torch.bool or relevance.numel() == 0:
         return None
-    values = _unmasked(relevance, mask)
+    values = unmasked(relevance, mask)
     label_range = None
     if relevance.is_floating_point():
         # aminmax propagates NaN, so one reduction catches every bad float label.
@@ -202,7 +203,7 @@ def check_gain_values(gains: Tensor, mask: Tensor | None) -> None:
     An overflowing or negative gain would make a query's value NaN (and the mean skip it
     silently) or let a loss return a finite value with a NaN gradient.
     """
-    values = _unmasked(gains, mask)
+    values = unmasked(gains, mask)
     smallest, largest = values.aminmax() if values.numel() else (values.new_zeros(()), values.new_zeros(()))
     if not (smallest.item() >= 0 and math.isfinite(largest.item())):
         raise ValueError(
@@ -232,7 +233,7 @@ def check_weights(name: str, weights: object, shape: torch.Size, mask: Tensor | 
     if weights.shape != shape:
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {tuple(weights.shape)}")
     if validate and weights.numel():
-        smallest, largest = _unmasked(weights, mask).double().aminmax()
+        smallest, largest = unmasked(weights, mask).double().aminmax()
         if not (smallest.item() >= 0 and math.isfinite(largest.item())):
             raise ValueError(f"{name} must be finite and ≥ 0, got negative, infinite or NaN values")
 
@@ -240,7 +241,7 @@ def check_weights(name: str, weights: object, shape: torch.Size, mask: Tensor | 
 def check_weighted_gains(gains: Tensor, mask: Tensor | None) -> None:
     """Weighted gains must keep every list's DCG finite (synchronises): a huge weight would
     otherwise turn a query's value into NaN, which the mean would skip silently."""
-    if not bool(torch.isfinite(_unmasked(gains, mask).sum(-1)).all()):
+    if not bool(torch.isfinite(unmasked(gains, mask).sum(-1)).all()):
         raise ValueError(
             "weights times the gains overflow a list's DCG; use smaller weights or float64 inputs"
         )

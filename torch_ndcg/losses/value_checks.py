@@ -29,7 +29,7 @@ from torch import Tensor
 
 from .. import definitions as d
 from ..dense import check_values
-from ..validation import warn_if_swapped
+from ..validation import unmasked, warn_if_swapped
 
 
 def check_inputs(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> None:
@@ -38,14 +38,11 @@ def check_inputs(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: s
     score is, unless large ones overflow it: then the exact checks clear them)."""
     if not relevance.numel():
         return
-    labels = relevance.to(scores.dtype if relevance.is_floating_point() else torch.float64)
-    real_scores = scores
-    if mask is not None:
-        labels = torch.where(mask, labels, torch.zeros((), dtype=labels.dtype, device=labels.device))
-        real_scores = torch.where(mask, scores, torch.zeros((), dtype=scores.dtype, device=scores.device))
-    low, high, total = torch.stack((*labels.aminmax(), real_scores.sum().to(labels.dtype))).tolist()
+    labels = unmasked(relevance.to(scores.dtype if relevance.is_floating_point() else torch.float64), mask)
+    summary = (*labels.aminmax(), unmasked(scores, mask).sum().to(labels.dtype))
+    low, high, total = torch.stack(summary).tolist()
     dtype = d.compute_dtype(scores, relevance)
-    limit = math.frexp(torch.finfo(dtype).max)[1] - 1 - math.ceil(math.log2(max(scores.shape[-1], 1)))
+    limit = d.exp2_label_limit(dtype, scores.shape[-1])
     if not (low >= 0 and math.isfinite(high) and math.isfinite(total)) or (gain == "exp2" and high > limit):
         check_values(scores, relevance, mask, gain, dtype)
     if relevance.is_floating_point() and high <= 1:  # labels that may be probabilities
