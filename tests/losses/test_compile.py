@@ -53,8 +53,11 @@ def fresh_dynamo():
     torch._dynamo.reset()
 
 
+@pytest.mark.parametrize("fullgraph", [False, True], ids=["graph breaks allowed", "one graph"])
 @pytest.mark.parametrize("name", list(LOSSES))
-def test_defaults_compile_with_graph_breaks_allowed_and_equal_eager(name):
+def test_defaults_compile_and_equal_eager(name, fullgraph):
+    """With its defaults (``validate=True``) every loss compiles, and as one graph: the value
+    checks run inside one registered operator, not as graph breaks."""
     loss = LOSSES[name]
     scores, relevance, mask = _inputs(masked=True)
 
@@ -62,7 +65,8 @@ def test_defaults_compile_with_graph_breaks_allowed_and_equal_eager(name):
         return loss(s, r, mask=m)
 
     eager = _value_and_grad(fn, scores, relevance, mask)
-    _assert_same(_value_and_grad(torch.compile(fn, backend="aot_eager"), scores, relevance, mask), eager)
+    compiled = torch.compile(fn, backend="aot_eager", fullgraph=fullgraph)
+    _assert_same(_value_and_grad(compiled, scores, relevance, mask), eager)
 
 
 @pytest.mark.parametrize("name", list(LOSSES))
@@ -167,19 +171,6 @@ def test_autocast_runs_the_operator_in_float32():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         dcg = torch.ops.torch_ndcg.sinkhorn_dcg(half[0], lengths, half[1], half[2], *rest)[0]
     assert dcg.dtype == torch.float32
-
-
-@pytest.mark.parametrize("name", list(LOSSES))
-def test_validating_losses_compile_as_one_graph(name):
-    """The value checks run inside one registered operator, not as graph breaks."""
-    loss = LOSSES[name]
-    scores, relevance, mask = _inputs(masked=True)
-
-    def fn(s, r, m):
-        return loss(s, r, mask=m)
-
-    eager = _value_and_grad(fn, scores, relevance, mask)
-    _assert_same(_value_and_grad(torch.compile(fn, backend="aot_eager", fullgraph=True), scores, relevance, mask), eager)
 
 
 @pytest.mark.parametrize("name", ["listnet_loss", "neural_ndcg_loss", "ranknet_loss"])

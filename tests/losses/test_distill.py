@@ -409,12 +409,18 @@ def test_module_checks_its_own_options():
         tn.MarginMSELoss(pairs="some")
 
 
-@pytest.mark.parametrize("name", ["listnet", "ranknet", "margin_all", "margin_first", "adr_dense", "listmle"])
-def test_compiles_without_graph_breaks(name):
+def _two_lists() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Student and teacher scores of a list of 5 items and one of 3 (padded to 5)."""
     gen = torch.Generator().manual_seed(4)
     scores, teacher = torch.randn(2, 5, generator=gen), torch.randn(2, 5, generator=gen)
     mask = torch.ones(2, 5, dtype=torch.bool)
     mask[1, 3:] = False
+    return scores, teacher, mask
+
+
+@pytest.mark.parametrize("name", ["listnet", "ranknet", "margin_all", "margin_first", "adr_dense", "listmle"])
+def test_compiles_without_graph_breaks(name):
+    scores, teacher, mask = _two_lists()
     eager = LOSSES[name](scores, teacher, mask=mask, validate=False)
     compiled = torch.compile(lambda s, t, m: LOSSES[name](s, t, mask=m, validate=False), fullgraph=True,
                              backend="eager")
@@ -423,10 +429,7 @@ def test_compiles_without_graph_breaks(name):
 
 @pytest.mark.parametrize("name", ["listnet", "ranknet", "margin_all", "margin_first", "adr_dense", "listmle"])
 def test_validating_losses_compile_without_graph_breaks_and_refuse_as_eager(name):
-    gen = torch.Generator().manual_seed(4)
-    scores, teacher = torch.randn(2, 5, generator=gen), torch.randn(2, 5, generator=gen)
-    mask = torch.ones(2, 5, dtype=torch.bool)
-    mask[1, 3:] = False
+    scores, teacher, mask = _two_lists()
     torch._dynamo.reset()
     compiled = torch.compile(lambda s, t, m: LOSSES[name](s, t, mask=m), fullgraph=True, backend="aot_eager")
     torch.testing.assert_close(compiled(scores, teacher, mask), LOSSES[name](scores, teacher, mask=mask))
