@@ -34,6 +34,10 @@ def test_swapped_scores_and_relevance_warn_once_per_call_site():
     assert "The order is (scores, relevance)" in str(caught[0].message)
     flat = _swapped_warnings(lambda: tn.mrr(LABELS[0, :3], PROBABILITIES[0, :3], indexes=torch.tensor([0, 0, 1])))
     assert len(flat) == 1 and flat[0].filename == __file__
+
+
+def test_a_metric_class_warns_of_swapped_arguments_at_the_update_line():
+    pytest.importorskip("torchmetrics", reason="the metric classes need torch-ndcg[metrics]")
     metric = tn.metrics.NDCG()
     assert _swapped_warnings(lambda: metric.update(LABELS, PROBABILITIES))[0].filename == __file__
 
@@ -92,9 +96,15 @@ ON_META = torch.zeros(1, 4, device="meta")  # another device, without a GPU
         lambda: tn.ndcg(ON_META, LABELS, 2),
         lambda: tn.ndcg(LABELS, PROBABILITIES, 2, mask=torch.ones(1, 4, dtype=torch.bool, device="meta")),
         *(lambda name=name: getattr(tn, name)(ON_META.requires_grad_(), LABELS) for name in LOSSES),
-        lambda: tn.metrics.NDCG(k=2).update(ON_META, LABELS),  # refused at the update, not when it is evaluated
     ],
 )
 def test_tensors_on_two_devices_are_a_value_error_naming_both(call):
     with pytest.raises(ValueError, match=r"must be on the same device, got (meta and cpu|cpu and meta)"):
         call()
+
+
+def test_a_metric_class_refuses_tensors_on_two_devices_at_the_update():
+    pytest.importorskip("torchmetrics", reason="the metric classes need torch-ndcg[metrics]")
+    metric = tn.metrics.NDCG(k=2)
+    with pytest.raises(ValueError, match="scores and relevance must be on the same device, got meta and cpu"):
+        metric.update(ON_META, LABELS)  # refused here, not when the kept rows are evaluated
