@@ -96,3 +96,30 @@ def test_validating_loss_compiles_as_one_graph_on_cuda(name) -> None:
     bad[0, 0] = float("nan")
     with pytest.raises(ValueError, match="scores contains NaN"):
         torch.compile(fn, fullgraph=True)(bad, relevance, mask)
+
+
+def test_the_sinkhorn_operator_on_cuda_passes_opcheck_and_equals_its_cpu_values() -> None:
+    generator = torch.Generator().manual_seed(2)
+    lengths = torch.tensor([9, 5, 0, 9, 2])
+    values = torch.randn(5, 9, dtype=torch.float64, generator=generator)
+    weights, gains = (torch.rand(5, 9, dtype=torch.float64, generator=generator) for _ in range(2))
+    op = torch.ops.torch_ndcg.sinkhorn_dcg.default
+    results = {}
+    for device in ("cpu", "cuda"):
+        x = values.to(device).requires_grad_()
+        args = (x, lengths.to(device), weights.to(device), gains.to(device), 0.7, 4, False, None)
+        if device == "cuda":
+            torch.library.opcheck(op, args)
+        dcg = op(*args)[0]
+        (grad,) = torch.autograd.grad(dcg.sum(), x)
+        results[device] = (dcg.detach().cpu(), grad.cpu())
+    for on_cuda, on_cpu in zip(results["cuda"], results["cpu"]):
+        torch.testing.assert_close(on_cuda, on_cpu, rtol=1e-9, atol=1e-12)
+
+
+def test_the_kernel_path_on_cuda_equals_the_dense_path() -> None:
+    scores, relevance, mask = _batch()
+    kernel = _value_and_grad(lambda s, r, mask: tn.neural_ndcg_loss(s, r, 5, mask=mask, impl="kernel"), scores, relevance, mask)
+    dense = _value_and_grad(lambda s, r, mask: tn.neural_ndcg_loss(s, r, 5, mask=mask, impl="dense"), scores, relevance, mask)
+    for a, b in zip(kernel, dense):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-12)

@@ -170,13 +170,15 @@ def _mixed_batches() -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor | No
     return found
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=cuda)])
 @pytest.mark.parametrize("cls", list(SCORED))
-def test_rows_kept_for_later_give_each_batch_its_own_value(cls: type) -> None:
+def test_rows_kept_for_later_give_each_batch_its_own_value(cls: type, device: str) -> None:
     # Rows wait to be evaluated with later batches; whatever joins them, each row keeps the value
     # the function gives its own batch, and changing a tensor after update changes nothing.
-    metric = cls(k=(1, 5), aggregation="max" if cls is M.DCG else "mean").set_dtype(torch.float64)
+    metric = cls(k=(1, 5), aggregation="max" if cls is M.DCG else "mean").to(device).set_dtype(torch.float64)
     expected = []
-    for scores, relevance, mask in _mixed_batches():
+    for batch in _mixed_batches():
+        scores, relevance, mask = (None if t is None else t.to(device) for t in batch)
         metric.update(scores, relevance, mask=mask)
         expected.append(getattr(tn, SCORED[cls])(scores, relevance, (1, 5), mask=mask, reduction="none").double())
         scores.fill_(0)
