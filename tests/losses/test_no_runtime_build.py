@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import shutil
 import stat
 import subprocess
 import sys
@@ -110,7 +111,49 @@ def test_hostile_cache_folders(reference, tmp_path):
     assert {p: (tmp_path / p).stat().st_mtime_ns for p in _files(tmp_path)} == before
 
 
-def test_the_package_ships_no_c_source_and_loads_no_library():
+def test_the_only_compiled_code_is_the_module_built_at_install():
     package = ROOT / "torch_ndcg"
-    assert not [p for p in package.rglob("*") if p.suffix in (".c", ".so", ".dll", ".dylib")]
+    assert sorted(p.name for p in package.rglob("*") if p.suffix in (".c", ".h")) == [
+        "_sinkhorn_loops.c", "_sinkhorn_loops_body.h"]  # fmt: skip
+    libraries = [p for p in package.rglob("*") if p.suffix in (".so", ".dll", ".dylib", ".pyd")]
+    assert all(p.parent == package and p.name.startswith("_sinkhorn_loops.") for p in libraries)
     assert not [p for p in package.rglob("*.py") if "ctypes" in p.read_text()]
+    from torch_ndcg.losses import sinkhorn_loops
+
+    if sinkhorn_loops._compiled is not None:  # imported as a module of the package, from its folder
+        assert pathlib.Path(sinkhorn_loops._compiled.__file__).parent == package
+
+
+def test_an_install_without_a_compiler_succeeds_and_runs_numpy(reference, tmp_path):
+    """``pip install`` where no C compiler works: the install succeeds without the compiled loops,
+    the losses give the same values (to rounding: NumPy's sums run in another order), and
+    ``backends()`` says why."""
+    source, target = tmp_path / "source", tmp_path / "site"
+    source.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source / name)
+    # The package's sources only: no build folder or library a build here left behind.
+    shutil.copytree(ROOT / "torch_ndcg", source / "torch_ndcg", ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
+    env = {**_base_env(), "HOME": str(tmp_path), "CC": "false", "PYTHONPATH": ""}
+    install = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+               "--target", str(target), str(source)]  # fmt: skip
+    done = subprocess.run(install, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not [p for p in target.rglob("_sinkhorn_loops*") if p.suffix in (".so", ".pyd")]
+    env = {**env, "PYTHONPATH": str(target)}
+    # A developer's editable install hooks the package's modules wherever it is imported from;
+    # this install's users have no such hook.
+    alone = "import sys; sys.meta_path[:] = [f for f in sys.meta_path if '__editable__' not in getattr(f, '__module__', '')]\n"
+    check = alone + "import torch_ndcg as tn; print(tn.__file__); print(tn.backends()['compiled_code'])"
+    said = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, env=env, capture_output=True, text=True)
+    where, compiled_code = said.stdout.splitlines()
+    assert where.startswith(str(target)), said.stderr[-2000:]
+    assert compiled_code.startswith("none: torch_ndcg._sinkhorn_loops was not built")
+    done = subprocess.run([sys.executable, "-c", alone + PROGRAM], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found.keys() == reference.keys()
+    for key in reference:
+        torch.testing.assert_close(torch.tensor(found[key][0]), torch.tensor(reference[key][0]), rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(torch.tensor(found[key][1]), torch.tensor(reference[key][1]), rtol=1e-12, atol=1e-12)

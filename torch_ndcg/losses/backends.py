@@ -6,6 +6,7 @@ import torch
 
 from .. import fused
 from . import common
+from . import sinkhorn_loops
 from .sinkhorn_op import sinkhorn_dcg
 
 # The losses whose impl="auto" chooses between implementations, and whether each has the
@@ -27,7 +28,10 @@ def backends(
     * ``"triton"``: whether Triton imports, and whether ``impl="triton"`` can run on ``device``;
     * ``"operator"``: NeuralNDCG's kernel path, a registered operator, and the devices it has
       implementations for;
-    * ``"compiled_code"``: always ``"none"``: nothing is compiled or loaded at run time.
+    * ``"compiled_code"``: the compiled loops of the kernel path on CPU
+      (``torch_ndcg._sinkhorn_loops``, built when the package was installed, where a C compiler
+      was found), or ``"none: …"`` with the reason, when NumPy runs those loops instead. Nothing
+      is ever compiled or loaded at run time.
 
     An ``impl`` named explicitly always runs as named, or raises (never falls back).
 
@@ -61,7 +65,7 @@ def backends(
         "why": why,
         "triton": {"importable": triton_imports, "usable_here": usable},
         "operator": {"name": sinkhorn_dcg._qualname, "devices": ["cpu", "cuda"]},
-        "compiled_code": "none",
+        "compiled_code": sinkhorn_loops.compiled_code(),
     }
 
 
@@ -70,6 +74,7 @@ def describe(batch: int = 64, length: int = 100, **options: object) -> str:
     info = backends(batch, length, **options)
     lines = [f"torch_ndcg backends for B={batch}, N={length}, {info['dtype']} on {info['device']} "
              f"({info['threads']} threads); nothing compiled at run time"]  # fmt: skip
+    lines.append(f"  compiled code: {info['compiled_code']}")
     for loss, impl in info["auto"].items():
         lines.append(f"  impl='auto' for {loss}: {impl} ({info['why'][loss]})")
     triton = info["triton"]

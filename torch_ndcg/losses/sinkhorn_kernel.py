@@ -10,10 +10,9 @@ product and a reciprocal (Sinkhorn & Knopp 1967; Cuturi 2013):
 * columns: ``w̃ = 1 / (Kᵀ ũ)``.
 
 Without ``tol`` all half-steps first run unchecked (one host check at the end); only when a
-scaling left the safe range does the group rerun with the checks below. On CPU, lists up to
-:data:`HOST_MAX_WIDTH` items step in NumPy (the same BLAS products, each call a few
-microseconds cheaper than a torch call, which is most of a step at these sizes); everything
-else, and every other device, in torch.
+scaling left the safe range does the group rerun with the checks below. The half-step loops
+themselves are :mod:`.sinkhorn_loops` (compiled loops or NumPy for short CPU lists, torch
+otherwise).
 
 Stabilisation (Schmitzer 2019, "absorption"): every :data:`CHECK_EVERY` half-steps the scalings
 are checked on the host; when one left ``[1/BIG, BIG]`` (or became non-finite) the iteration rolls
@@ -48,15 +47,13 @@ import numpy
 import torch
 from torch import Tensor
 
+from . import sinkhorn_loops
 from .sinkhorn_plan import Place, plan
 
 # Lists up to this long also keep a contiguous Kᵀ: a row vector times a transposed view is the
 # slow batched product on CPU; beyond, a group is one list whose second copy would double the
 # kernel's memory.
 TRANSPOSE_COPY_MAX = 256
-# Lists up to this long do their products in NumPy on CPU. Not longer: OpenBLAS (NumPy's BLAS)
-# threads a matrix–vector product of 2304·4 = 96² elements or more, ignoring torch.set_num_threads.
-HOST_MAX_WIDTH = 95
 # A group runs in float64 when its log-kernel's entries, sums of terms up to M in magnitude, are
 # resolved by its dtype only to M·eps above this: the kernel is rebuilt from such sums after every
 # absorption, and errors of this size (in nats) would leave whole rows of it underflowed.
@@ -195,53 +192,10 @@ def _sum_rows(m: tuple[Tensor, Tensor], *vectors: Tensor) -> Tensor:
     return torch.bmm(_rows(vectors), m[0])
 
 
-def _on_host(t: Tensor) -> bool:
-    """Short CPU lists loop in NumPy: the same products (BLAS, one call per list), each op a few
-    microseconds cheaper than a torch call, which is most of a step at these sizes."""
-    return t.device.type == "cpu" and t.shape[-1] <= HOST_MAX_WIDTH
-
-
-def _scalings(history: Tensor, ones: Tensor, right: tuple[Tensor, Tensor], kinds: list[int]) -> None:
-    """``history[h] = 1 / (history[h − 1] · right[kinds[h]])``, starting from ``ones``."""
-    # The rows and matrices are listed before the loop: an index per step costs about as much
-    # as the step's reciprocal at these sizes.
-    if _on_host(history):
-        mats = [m.numpy() for m in right]
-        given = ones.numpy()[:, None, :]
-        for row, mat in zip(history.numpy()[:, :, None, :], [mats[kind] for kind in kinds]):
-            given = numpy.reciprocal(numpy.matmul(given, mat, out=row), out=row)
-        return
-    given = ones[:, None, :]
-    for row, mat in zip(history[:, :, None, :].unbind(0), [right[kind] for kind in kinds]):
-        given = torch.bmm(given, mat, out=row).reciprocal_()
-
-
-def _walk_back(pq: Tensor, m: tuple[Tensor, Tensor], kinds: list[int]) -> None:
-    """``pq[h − 1] *= pq[h] · m[kinds[h]]`` for ``h`` from the last row of ``pq`` down to 1."""
-    if _on_host(pq):
-        rows, mats = list(pq.numpy()[:, :, None, :]), [t.numpy() for t in m]
-        product = numpy.empty_like(rows[0])
-        for lower, upper, kind in zip(rows[-2::-1], rows[:0:-1], kinds[len(rows) - 1 : 0 : -1]):
-            numpy.multiply(lower, numpy.matmul(upper, mats[kind], out=product), out=lower)
-        return
-    rows, product = pq[:, :, None, :].unbind(0), torch.empty_like(pq[0])[:, None, :]
-    for lower, upper, kind in zip(rows[-2::-1], rows[:0:-1], kinds[len(rows) - 1 : 0 : -1]):
-        lower.mul_(torch.bmm(upper, m[kind], out=product))
-
-
 def _kinds(iters: int, transposed: bool) -> list[int]:
     """Half-step kinds in ``M``'s coordinates: NeuralSort's softmax first, always ending on rows."""
     kinds = [ROW] + [COL, ROW] * iters
     return kinds[1:] if transposed else kinds
-
-
-def _step(m: tuple[Tensor, Tensor], kind: int, given: Tensor) -> Tensor:
-    """One scaling half-step: the new scaling ``1 / (M given)`` along the step's axis (the same
-    product as :func:`_scalings`, so checked and unchecked runs agree to the bit)."""
-    right = m[1] if kind == ROW else m[0]
-    if _on_host(given):
-        return torch.from_numpy(numpy.reciprocal(numpy.matmul(given.numpy()[:, None, :], right.numpy())[:, 0]))
-    return torch.bmm(given[:, None, :], right)[:, 0].reciprocal_()
 
 
 def _fine(t: Tensor, big: float) -> bool:
@@ -314,10 +268,10 @@ class _Run:
 
     def step(self, m: Tensor, h: int, careful: bool) -> Tensor:
         kind = self.kinds[h]
-        out = _step(m, kind, self.given(h))
+        out = sinkhorn_loops.step((m[1], m[0]), kind, self.given(h))
         if careful and not _fine(out, _big(out.dtype)):
             m = self.log_step(h)
-            out = _step(m, kind, self.ones)
+            out = sinkhorn_loops.step((m[1], m[0]), kind, self.ones)
         elif self.flagged(h):
             self.flags.append((h, (self.old(h) / out - 1).abs().amax()))
         self.outs.append(out)
@@ -374,7 +328,7 @@ class _Run:
         only host synchronisation is the one check at the end."""
         history = torch.empty(len(self.kinds), *self.g.s.shape, dtype=self.g.s.dtype, device=self.g.s.device)
         # A row step multiplies by Kᵀ on the right, a column step by K.
-        _scalings(history, self.ones, (m[1], m[0]), self.kinds)
+        sinkhorn_loops.scalings(history, self.ones, (m[1], m[0]), self.kinds)
         if not _fine(history, big):
             return False
         self.outs = history
@@ -460,7 +414,7 @@ def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
     t = _sum_rows(m, p1, p2)
     pq = outs[:last].square()
     pq[last - 1].mul_(g.col_h * t[:, 0] + t[:, 1])
-    _walk_back(pq, m, kinds)
+    sinkhorn_loops.walk_back(pq, m, kinds)
     # Σ p ⊗ q: step 0's term (its given scaling is 1) and the last step's two, as broadcast
     # products (a two-column matrix product costs several times as much), then the rest by kind.
     first = pq[0][:, :, None] if kinds[0] == ROW else -pq[0][:, None, :]
