@@ -156,6 +156,49 @@ def test_the_sinkhorn_operator_passes_opcheck(args):
     torch.library.opcheck(torch.ops.torch_ndcg.sinkhorn_dcg.default, args)
 
 
+@pytest.mark.parametrize("args", list(_op_samples()), ids=["ragged", "transposed", "tol"])
+def test_plain_eager_calls_reach_the_operators_code_with_its_bits(args):
+    # The autograd.Function that plain eager calls take gives the operator's values and
+    # gradients exactly: the same forward and backward code behind fewer dispatch layers.
+    found = []
+    for route in (sinkhorn_op._Eager.apply, torch.ops.torch_ndcg.sinkhorn_dcg):
+        values = args[0].detach().clone().requires_grad_()
+        dcg = route(values, *args[1:])[0]
+        (grad,) = torch.autograd.grad((dcg * torch.arange(1.0, len(dcg) + 1, dtype=dcg.dtype)).sum(), values)
+        found.append((dcg.detach(), grad))
+    for a, b in zip(*found):
+        assert torch.equal(a, b)
+
+
+def test_the_operator_runs_wherever_eager_is_not_plain():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Passing(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    values = torch.randn(2, 5)
+    assert sinkhorn_op._plain_eager(values)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert not sinkhorn_op._plain_eager(values)
+    with Passing():
+        assert not sinkhorn_op._plain_eager(values)
+    with FakeTensorMode() as mode:
+        assert not sinkhorn_op._plain_eager(mode.from_tensor(values))
+    assert not torch.func.vmap(lambda v: torch.tensor(sinkhorn_op._plain_eager(v)).to(v))(values).any()
+    graphs = []
+
+    def keep(gm, _):
+        graphs.append(gm)
+        return gm
+
+    scores, relevance, _ = _inputs(masked=False)
+    torch.compile(lambda s, r: tn.neural_ndcg_loss(s, r, 3, validate=False), backend=keep, fullgraph=True)(scores, relevance)
+    targets = {str(node.target) for gm in graphs for node in gm.graph.nodes if node.op == "call_function"}
+    assert any("torch_ndcg.sinkhorn_dcg" in target for target in targets)
+
+
 def test_the_operator_ignores_whatever_the_padding_holds():
     values, lengths, weights, gains, *rest = next(_op_samples())
     dirty = values.detach().clone()

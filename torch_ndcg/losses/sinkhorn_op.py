@@ -18,14 +18,22 @@ scattering into the compact ``[B, N]`` block. The op is differentiable in ``valu
 backward is ``torch_ndcg::sinkhorn_dcg_backward``; under ``create_graph=True`` the backward
 instead differentiates the dense reference (:mod:`.sinkhorn_dense`) rebuilt from the saved
 values, so second derivatives are dense's (at dense's memory). Under autocast, half-precision
-inputs run in float32 (the scalings need its range). One implementation, in torch (NumPy for
-short lists on CPU), serves CPU and CUDA.
+inputs run in float32 (the scalings need its range). One implementation (:mod:`.sinkhorn_kernel`)
+serves CPU and CUDA.
+
+An eager call on plain tensors (no compiler, export, FakeTensor or other dispatch mode, functorch
+transform or autocast) reaches the same forward and backward through a ``torch.autograd.Function``
+instead: the operator's Python dispatch layers cost more than the loss's arithmetic on short
+lists. Values and gradients are the same code's, so the two routes agree to the bit.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor
+from torch.utils._python_dispatch import _get_current_dispatch_mode as _current_dispatch_mode
 
 from . import sinkhorn_kernel
 from .common import SortRelaxation
@@ -72,10 +80,17 @@ def _setup_context(ctx, inputs, output) -> None:
 
 
 def _backward(ctx, grad_dcg, _grad_history, _grad_kernels, _grad_record):
-    values, lengths, rank_weight, gains, history, kernels, record = ctx.saved_tensors
-    tau, iters, transposed, tol = ctx.options
     if grad_dcg is None:
         return (None,) * 8
+    return _gradient(ctx, grad_dcg, torch.ops.torch_ndcg.sinkhorn_dcg_backward), None, None, None, None, None, None, None
+
+
+def _gradient(ctx, grad_dcg: Tensor, backward: Callable[..., Tensor]) -> Tensor:
+    """The gradient with respect to ``values`` from what ``ctx`` saved: ``backward`` (the
+    backward operator, or :func:`.sinkhorn_kernel.backward` itself), or under
+    ``create_graph=True`` the dense reference's differentiable gradient."""
+    values, lengths, rank_weight, gains, history, kernels, record = ctx.saved_tensors
+    tau, iters, transposed, tol = ctx.options
     if torch.is_grad_enabled():  # create_graph=True: a gradient that is itself differentiable
         if tol is not None:
             raise ValueError(
@@ -86,16 +101,50 @@ def _backward(ctx, grad_dcg, _grad_history, _grad_kernels, _grad_record):
         relaxation = SortRelaxation(valid, rank_weight, gains, tau, iters, transposed)
         real = torch.where(valid, values, torch.zeros_like(values))
         (grad,) = torch.autograd.grad(dense_dcg(real, relaxation), values, grad_dcg, create_graph=True)
-        return grad, None, None, None, None, None, None, None
-    grad = torch.ops.torch_ndcg.sinkhorn_dcg_backward(
-        grad_dcg, values, lengths, rank_weight, gains, history, kernels, record, tau, iters, transposed, tol
-    )
-    return grad, None, None, None, None, None, None, None
+        return grad
+    return backward(grad_dcg, values, lengths, rank_weight, gains, history, kernels, record, tau, iters, transposed, tol)
 
 
 sinkhorn_dcg.register_autograd(_backward, setup_context=_setup_context)
 for _device in ("cpu", "cuda"):
     sinkhorn_dcg.register_autocast(_device, torch.float32)
+
+
+class _Eager(torch.autograd.Function):
+    """:func:`sinkhorn_dcg`'s value and gradient for plain eager calls (see the module docstring)."""
+
+    @staticmethod
+    def forward(values, lengths, rank_weight, gains, tau, iters, transposed, tol):
+        return sinkhorn_kernel.forward(values, lengths, rank_weight, gains, tau, iters, transposed, tol)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _setup_context(ctx, inputs, output)
+        ctx.mark_non_differentiable(*output[1:])
+        ctx.set_materialize_grads(False)
+
+    @staticmethod
+    def backward(ctx, grad_dcg, *_):
+        if grad_dcg is None:
+            return (None,) * 8
+        return _gradient(ctx, grad_dcg, sinkhorn_kernel.backward), None, None, None, None, None, None, None
+
+
+def _plain_eager(*tensors: Tensor) -> bool:
+    """Whether a call sees plain tensors in eager mode, where :class:`_Eager` may stand in for
+    the operator: not compiling or exporting, no tensor subclass (FakeTensor, …), no dispatch
+    mode, no functorch transform, no autocast on the tensors' device."""
+    if torch.compiler.is_compiling() or getattr(torch.compiler, "is_exporting", lambda: False)():
+        return False
+    if any(type(t) is not Tensor for t in tensors) or _current_dispatch_mode() is not None:
+        return False
+    if torch._C._are_functorch_transforms_active():
+        return False
+    device = tensors[0].device.type
+    try:
+        return not torch.is_autocast_enabled(device)
+    except TypeError:  # torch before 2.4: one flag per device kind
+        return not (torch.is_autocast_cpu_enabled() if device == "cpu" else torch.is_autocast_enabled())
 
 
 def kernel_dcg(scores: Tensor, relaxation: SortRelaxation, tol: float | None = None) -> Tensor:
@@ -105,5 +154,6 @@ def kernel_dcg(scores: Tensor, relaxation: SortRelaxation, tol: float | None = N
     lengths = r.valid.sum(-1)
     order = torch.argsort((~r.valid).to(torch.int8), dim=-1, stable=True)  # real items first
     values = scores.gather(-1, order)
-    dcg, *_ = sinkhorn_dcg(values, lengths, r.rank_weight, r.gains.gather(-1, order), r.tau, r.iters, r.transposed, tol)
+    args = (values, lengths, r.rank_weight, r.gains.gather(-1, order), r.tau, r.iters, r.transposed, tol)
+    dcg, *_ = (_Eager.apply if _plain_eager(*args[:4]) else sinkhorn_dcg)(*args)
     return dcg
