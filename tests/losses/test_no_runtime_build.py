@@ -44,8 +44,15 @@ def _run(env: dict[str, str]) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+# On a GPU machine the CUDA driver keeps its own compute cache in the home folder (~/.nv), written
+# when a process initialises CUDA; this package never asks for CUDA with CPU tensors, but the
+# driver's files are not its to account for.
+DRIVER_CACHE = ".nv"
+
+
 def _files(folder: pathlib.Path) -> set[str]:
-    return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+    found = {str(p.relative_to(folder)) for p in folder.rglob("*")}
+    return {p for p in found if p.split(os.sep)[0] != DRIVER_CACHE}
 
 
 def _base_env() -> dict[str, str]:
