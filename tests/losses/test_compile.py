@@ -180,6 +180,7 @@ def test_the_operator_runs_wherever_eager_is_not_plain():
 
     values = torch.randn(2, 5)
     assert sinkhorn_op._plain_eager(values)
+    assert not sinkhorn_op._plain_eager(values.to("meta"))  # the operator's fake serves meta
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert not sinkhorn_op._plain_eager(values)
     with Passing():

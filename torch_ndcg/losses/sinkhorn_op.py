@@ -141,6 +141,8 @@ def _plain_eager(*tensors: Tensor) -> bool:
     if torch._C._are_functorch_transforms_active():
         return False
     device = tensors[0].device.type
+    if device not in ("cpu", "cuda"):  # the operator's own devices; others (meta, …) get its fake
+        return False
     try:
         return not torch.is_autocast_enabled(device)
     except TypeError:  # torch before 2.4: one flag per device kind
