@@ -81,8 +81,8 @@ def test_losses_equal_the_numpy_loops(monkeypatch, dtype, options):
 
 def test_a_checked_run_gives_the_bits_of_an_unchecked_one():
     # One step at a time (the checked loop) and every step in one call agree exactly.
-    start, right, kinds = (torch.from_numpy(a) if isinstance(a, numpy.ndarray) else a for a in _inputs(numpy.float32, 27))
-    right = tuple(torch.from_numpy(m) for m in right)
+    start, right, kinds = _inputs(numpy.float32, 27)
+    start, right = torch.from_numpy(start), tuple(torch.from_numpy(m) for m in right)
     history = torch.empty(len(kinds), *start.shape)
     sinkhorn_loops.scalings(history, start, right, kinds)
     given = start

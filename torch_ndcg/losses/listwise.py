@@ -78,8 +78,7 @@ def _finish(values: Tensor, lists: Lists) -> Tensor:
     """
     if lists.validate and values.numel():
         low, high, total = torch.stack((*lists.relevance.aminmax(), values.detach().sum())).tolist()
-        n = lists.scores.shape[-1]
-        limit = math.frexp(torch.finfo(values.dtype).max)[1] - 1 - math.ceil(math.log2(max(n, 1)))
+        limit = d.exp2_label_limit(values.dtype, lists.scores.shape[-1])
         if not (low >= 0 and math.isfinite(high) and math.isfinite(total)) or (lists.gain == "exp2" and high > limit):
             check_values(lists.scores.detach(), lists.relevance, lists.mask, lists.gain, values.dtype)
     empty = lists.empty

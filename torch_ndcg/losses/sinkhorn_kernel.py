@@ -42,8 +42,6 @@ import math
 import sys
 from collections.abc import Iterator
 
-import numpy
-
 import torch
 from torch import Tensor
 
