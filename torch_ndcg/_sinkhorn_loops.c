@@ -1,5 +1,5 @@
 /* The two loops of NeuralNDCG's kernel Sinkhorn on the CPU, for short lists: every half-step of
- * every list in one call (torch_ndcg/losses/sinkhorn_loops.py calls it; nothing else should).
+ * every list in one call (torch_ndcg/losses/relaxations/sinkhorn/loops.py calls it; nothing else should).
  *
  *   scalings(history, start, right0, right1, kinds)
  *       history[h, b] = 1 / (x @ right_k[b]),  k = kinds[h],  x = start[b] for h = 0, else history[h-1, b]

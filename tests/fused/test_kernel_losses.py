@@ -7,9 +7,9 @@ pytest.importorskip("triton")  # the kernels need the real package
 import torch  # noqa: E402
 from kernel_setup import DEVICE  # noqa: E402
 
-from torch_ndcg.losses.kernels import TorchBlocks  # noqa: E402
+from torch_ndcg.losses.relaxations.blocks import TorchBlocks  # noqa: E402
 from torch_ndcg.losses.common import SortRelaxation  # noqa: E402
-from torch_ndcg.losses.sinkhorn_streaming import sinkhorn_dcg  # noqa: E402
+from torch_ndcg.losses.relaxations.sinkhorn.streaming import sinkhorn_dcg  # noqa: E402
 from torch_ndcg.fused import ops as triton_ops  # noqa: E402
 
 torch_ops = TorchBlocks()  # the streaming PyTorch primitives

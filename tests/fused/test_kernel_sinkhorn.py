@@ -1,4 +1,4 @@
-"""The Triton Sinkhorn primitives equal the streaming PyTorch ones (torch_ndcg.losses.kernels.TorchBlocks)."""
+"""The Triton Sinkhorn primitives equal the streaming PyTorch ones (torch_ndcg.losses.relaxations.blocks.TorchBlocks)."""
 
 import pytest
 
@@ -7,7 +7,7 @@ pytest.importorskip("triton")  # the kernels need the real package
 import torch  # noqa: E402
 from kernel_setup import DEVICE  # noqa: E402
 
-from torch_ndcg.losses.kernels import TorchBlocks, WeightedMean  # noqa: E402
+from torch_ndcg.losses.relaxations.blocks import TorchBlocks, WeightedMean  # noqa: E402
 from torch_ndcg.fused import sinkhorn as triton_ops  # noqa: E402
 
 torch_ops = TorchBlocks()  # the streaming PyTorch primitives

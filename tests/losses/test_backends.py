@@ -8,7 +8,8 @@ import pytest
 import torch
 
 import torch_ndcg as tn
-from torch_ndcg.losses import backends as backends_module, common, sinkhorn_loops
+from torch_ndcg.losses import backends as backends_module, common
+from torch_ndcg.losses.relaxations.sinkhorn import loops as sinkhorn_loops
 
 
 def test_the_docstring_example_runs():

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import torch_ndcg as tn
-from torch_ndcg.losses import sinkhorn_op  # noqa: F401  (registers torch_ndcg::sinkhorn_dcg)
+from torch_ndcg.losses.relaxations.sinkhorn import op as sinkhorn_op  # noqa: F401  (registers torch_ndcg::sinkhorn_dcg)
 
 LOSSES = {
     "neural_ndcg_loss": lambda s, r, **o: tn.neural_ndcg_loss(s, r, 3, sinkhorn_iters=4, **o),

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import torch_ndcg as tn
-from torch_ndcg.losses import sinkhorn_kernel
+from torch_ndcg.losses.relaxations.sinkhorn import kernel as sinkhorn_kernel
 
 
 def _corner():

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import torch_ndcg as tn
-from torch_ndcg.losses import sinkhorn_kernel, sinkhorn_plan
+from torch_ndcg.losses.relaxations.sinkhorn import kernel as sinkhorn_kernel, plan as sinkhorn_plan
 
 from loss_batches import awkward_batch
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import torch_ndcg as tn
-from torch_ndcg.losses import kernels
+from torch_ndcg.losses.relaxations import blocks as kernels
 
 from loss_batches import awkward_batch
 

@@ -51,7 +51,7 @@ def require(tensor: Tensor, name: str = "scores") -> None:
 def kernels_for(tensor: Tensor, name: str = "scores") -> ModuleType:
     """The module of Triton block primitives (:mod:`.ops`) for ``tensor``, after :func:`require`.
 
-    It has the functions, and signatures, of :mod:`torch_ndcg.losses.kernels`.
+    It has the functions, and signatures, of :mod:`torch_ndcg.losses.relaxations.blocks`.
     """
     require(tensor, name)
     from . import ops

@@ -1,6 +1,6 @@
 r"""Triton kernels for ApproxNDCG's approximate ranks (Qin, Liu & Li 2010) and their gradient.
 
-Same contract as :func:`torch_ndcg.losses.kernels.approx_ranks` and ``approx_ranks_backward``
+Same contract as :func:`torch_ndcg.losses.relaxations.blocks.approx_ranks` and ``approx_ranks_backward``
 (``[B, N]`` tensors, ``valid`` 0/1 in the scores' dtype):
 
 .. math::

@@ -1,4 +1,4 @@
-"""The streaming losses' block primitives as Triton kernels: a drop-in for :mod:`torch_ndcg.losses.kernels`.
+"""The streaming losses' block primitives as Triton kernels: a drop-in for :mod:`torch_ndcg.losses.relaxations.blocks`.
 
 The losses pass a module of primitives to their streaming autograd Functions; this is the
 module they pass for ``impl="triton"``. Importing it imports Triton.

@@ -1,5 +1,5 @@
 r"""Triton kernels for NeuralNDCG's streaming Sinkhorn: the block primitives of
-:mod:`torch_ndcg.losses.kernels`, fused, behind the same signatures.
+:mod:`torch_ndcg.losses.relaxations.blocks`, fused, behind the same signatures.
 
 NeuralSort's log-kernel ``L_ij = r_i s_j + a_j`` (``r_i = (n + 1 − 2i)/τ``, ``a_j = −A_j/τ``) and
 every Sinkhorn iterate ``L_ij + u_i + w_j`` are outer products plus vectors, so a program
@@ -33,7 +33,7 @@ from torch import Tensor
 from .launch import compute_dtype, contiguous, launch
 
 if TYPE_CHECKING:  # the record of the interface these kernels implement (no import upwards at run time)
-    from ..losses.kernels import WeightedMean
+    from ..losses.relaxations.blocks import WeightedMean
 
 @triton.jit(do_not_specialize=["n_rows", "n_cols"])
 def _lse_outer(

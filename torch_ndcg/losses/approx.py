@@ -2,7 +2,7 @@ r"""ApproxNDCG (Qin, Liu & Li 2010): NDCG@k with each item's rank replaced by a 
 
 Only the approximate ranks are quadratic in N: the dense reference builds the ``[B, N, N]``
 sigmoid matrix under autograd, the streaming path sums it block by block in
-:mod:`.kernels` with an analytic backward. The discount, the cutoff and the sum are O(N) and
+:mod:`.relaxations.blocks` with an analytic backward. The discount, the cutoff and the sum are O(N) and
 stay under autograd, so any discount callable works.
 """
 

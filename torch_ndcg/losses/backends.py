@@ -6,8 +6,8 @@ import torch
 
 from .. import fused
 from . import common
-from . import sinkhorn_loops
-from .sinkhorn_op import sinkhorn_dcg
+from .relaxations.sinkhorn import loops as sinkhorn_loops
+from .relaxations.sinkhorn.op import sinkhorn_dcg
 
 # The losses whose impl="auto" chooses between implementations, and whether each has the
 # kernel path (NeuralNDCG only) and a Triton path.

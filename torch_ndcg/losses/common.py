@@ -22,7 +22,7 @@ from ..dense import check_layout, ideal_dcg, may_read_values, prepare as prepare
 from .. import options
 from ..options import REDUCTIONS
 from ..validation import check_option, names_arguments
-from . import kernels
+from .relaxations import blocks
 from .options import single_cutoff
 from .value_checks import check_smooth_values, validated, validated_smooth_values
 
@@ -168,7 +168,7 @@ def auto_impl(batch: int, length: int, like: Tensor, *, kernel: bool = False, tr
 
 def block_ops(impl: str, scores: Tensor) -> Any:
     """The O(N²) block primitives of a streaming implementation: Triton kernels or PyTorch ops."""
-    return fused_kernels.kernels_for(scores) if impl == "triton" else kernels.TorchBlocks()
+    return fused_kernels.kernels_for(scores) if impl == "triton" else blocks.TorchBlocks()
 
 
 def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:

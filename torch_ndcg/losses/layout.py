@@ -30,7 +30,7 @@ from .. import flat
 from ..aggregation import reduce
 from ..options import DEFAULT_REDUCTION, REDUCTIONS
 from ..validation import check_option
-from .sinkhorn_plan import plan
+from .relaxations.sinkhorn.plan import plan
 
 
 def flat_call(loss: Callable[..., Tensor], arguments: dict[str, Any]) -> Tensor:

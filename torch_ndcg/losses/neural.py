@@ -1,9 +1,9 @@
 r"""NeuralNDCG (Pobrotyn & Białobrzeski 2021): NDCG@k with the sort relaxed by NeuralSort + Sinkhorn.
 
 Three implementations give the same value and gradient: the dense reference
-(:mod:`.sinkhorn_dense`, ``[B, N, N]`` under autograd), the kernel path (:mod:`.sinkhorn_op`, the
+(:mod:`.relaxations.sinkhorn.dense`, ``[B, N, N]`` under autograd), the kernel path (:mod:`.relaxations.sinkhorn.op`, the
 registered operator ``torch_ndcg::sinkhorn_dcg``) and the streaming path
-(:mod:`.sinkhorn_streaming`, O(B·N) memory; with Triton kernels on CUDA).
+(:mod:`.relaxations.sinkhorn.streaming`, O(B·N) memory; with Triton kernels on CUDA).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from ..validation import names_arguments
 from . import common
 from .layout import flat_call
 from .options import DEFAULT_BETA, DEFAULT_SAMPLES, DEFAULT_SINKHORN_ITERS, DEFAULT_TEMPERATURE, NeuralNDCGOptions
-from .sinkhorn_dense import dense_dcg
-from .sinkhorn_op import kernel_dcg
-from .sinkhorn_streaming import sinkhorn_dcg
+from .relaxations.sinkhorn.dense import dense_dcg
+from .relaxations.sinkhorn.op import kernel_dcg
+from .relaxations.sinkhorn.streaming import sinkhorn_dcg
 
 
 def _gumbel(shape: tuple[int, ...], like: Tensor, generator: torch.Generator | None) -> Tensor:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .common import SortRelaxation, positions
+from ...common import SortRelaxation, positions
 
 
 def _normalise(logp: Tensor, exists: Tensor, dim: int) -> Tensor:

@@ -17,7 +17,7 @@ import torch
 from torch import Tensor
 
 try:
-    from .. import _sinkhorn_loops as _compiled
+    from .... import _sinkhorn_loops as _compiled
 
     _MISSING = ""
 except ImportError as error:  # not built at install (no C compiler there): NumPy runs the loops

@@ -16,9 +16,9 @@ FakeTensor tracing and ``torch.export`` each see one op.
 A flat layout (items of all lists in one vector with their list's index) reaches it by
 scattering into the compact ``[B, N]`` block. The op is differentiable in ``values`` only. Its
 backward is ``torch_ndcg::sinkhorn_dcg_backward``; under ``create_graph=True`` the backward
-instead differentiates the dense reference (:mod:`.sinkhorn_dense`) rebuilt from the saved
+instead differentiates the dense reference (:mod:`.dense`) rebuilt from the saved
 values, so second derivatives are dense's (at dense's memory). Under autocast, half-precision
-inputs run in float32 (the scalings need its range). One implementation (:mod:`.sinkhorn_kernel`)
+inputs run in float32 (the scalings need its range). One implementation (:mod:`.kernel`)
 serves CPU and CUDA.
 
 An eager call on plain tensors (no compiler, export, FakeTensor or other dispatch mode, functorch
@@ -35,9 +35,9 @@ import torch
 from torch import Tensor
 from torch.utils._python_dispatch import _get_current_dispatch_mode as _current_dispatch_mode
 
-from . import sinkhorn_kernel
-from .common import SortRelaxation
-from .sinkhorn_dense import dense_dcg
+from . import kernel
+from ...common import SortRelaxation
+from .dense import dense_dcg
 
 
 @torch.library.custom_op("torch_ndcg::sinkhorn_dcg", mutates_args=(), device_types=("cpu", "cuda"))
@@ -45,14 +45,14 @@ def sinkhorn_dcg(
     values: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, iters: int, transposed: bool,
     tol: float | None,
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    return sinkhorn_kernel.forward(values, lengths, rank_weight, gains, tau, iters, transposed, tol)
+    return kernel.forward(values, lengths, rank_weight, gains, tau, iters, transposed, tol)
 
 
 @sinkhorn_dcg.register_fake
 def _(values, lengths, rank_weight, gains, tau, iters, transposed, tol):
     batch, width = values.shape
-    history = values.new_empty(sinkhorn_kernel.steps(iters, transposed), batch, width)
-    kept = batch if sinkhorn_kernel.keeps_kernel(width, iters, transposed) else 0
+    history = values.new_empty(kernel.steps(iters, transposed), batch, width)
+    kept = batch if kernel.keeps_kernel(width, iters, transposed) else 0
     kernels = values.new_empty(kept, width, width)
     return values.new_empty(batch), history, kernels, lengths.new_empty(batch, 3, dtype=torch.int64)
 
@@ -62,7 +62,7 @@ def sinkhorn_dcg_backward(
     grad_dcg: Tensor, values: Tensor, lengths: Tensor, rank_weight: Tensor, gains: Tensor, history: Tensor,
     kernels: Tensor, record: Tensor, tau: float, iters: int, transposed: bool, tol: float | None,
 ) -> Tensor:
-    return sinkhorn_kernel.backward(
+    return kernel.backward(
         grad_dcg, values, lengths, rank_weight, gains, history, kernels, record, tau, iters, transposed, tol
     )
 
@@ -87,7 +87,7 @@ def _backward(ctx, grad_dcg, _grad_history, _grad_kernels, _grad_record):
 
 def _gradient(ctx, grad_dcg: Tensor, backward: Callable[..., Tensor]) -> Tensor:
     """The gradient with respect to ``values`` from what ``ctx`` saved: ``backward`` (the
-    backward operator, or :func:`.sinkhorn_kernel.backward` itself), or under
+    backward operator, or :func:`.kernel.backward` itself), or under
     ``create_graph=True`` the dense reference's differentiable gradient."""
     values, lengths, rank_weight, gains, history, kernels, record = ctx.saved_tensors
     tau, iters, transposed, tol = ctx.options
@@ -115,7 +115,7 @@ class _Eager(torch.autograd.Function):
 
     @staticmethod
     def forward(values, lengths, rank_weight, gains, tau, iters, transposed, tol):
-        return sinkhorn_kernel.forward(values, lengths, rank_weight, gains, tau, iters, transposed, tol)
+        return kernel.forward(values, lengths, rank_weight, gains, tau, iters, transposed, tol)
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -127,7 +127,7 @@ class _Eager(torch.autograd.Function):
     def backward(ctx, grad_dcg, *_):
         if grad_dcg is None:
             return (None,) * 8
-        return _gradient(ctx, grad_dcg, sinkhorn_kernel.backward), None, None, None, None, None, None, None
+        return _gradient(ctx, grad_dcg, kernel.backward), None, None, None, None, None, None, None
 
 
 def _plain_eager(*tensors: Tensor) -> bool:

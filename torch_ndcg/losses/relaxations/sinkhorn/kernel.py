@@ -11,7 +11,7 @@ product and a reciprocal (Sinkhorn & Knopp 1967; Cuturi 2013):
 
 Without ``tol`` all half-steps first run unchecked (one host check at the end); only when a
 scaling left the safe range does the group rerun with the checks below. The half-step loops
-themselves are :mod:`.sinkhorn_loops` (compiled loops or NumPy for short CPU lists, torch
+themselves are :mod:`.loops` (compiled loops or NumPy for short CPU lists, torch
 otherwise).
 
 Stabilisation (Schmitzer 2019, "absorption"): every :data:`CHECK_EVERY` half-steps the scalings
@@ -27,7 +27,7 @@ rebuilds ``K`` from the scores (one ``exp``), or, for a group whose run needed a
 reruns that group's forward (deterministic, so the same segments).
 
 Inputs are compact (each list's real items first, ``lengths`` of them); lists are grouped by
-length by :mod:`.sinkhorn_plan`.
+length by :mod:`.plan`.
 
 ``tol`` stops a group once the sums that the next half-step would correct are within ``tol`` of
 1, after whole iterations (allRank's criterion; its columns then rows order). The flags are
@@ -45,8 +45,8 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor
 
-from . import sinkhorn_loops
-from .sinkhorn_plan import Place, plan
+from . import loops
+from .plan import Place, plan
 
 # Lists up to this long also keep a contiguous Kᵀ: a row vector times a transposed view is the
 # slow batched product on CPU; beyond, a group is one list whose second copy would double the
@@ -266,10 +266,10 @@ class _Run:
 
     def step(self, m: Tensor, h: int, careful: bool) -> Tensor:
         kind = self.kinds[h]
-        out = sinkhorn_loops.step((m[1], m[0]), kind, self.given(h))
+        out = loops.step((m[1], m[0]), kind, self.given(h))
         if careful and not _fine(out, _big(out.dtype)):
             m = self.log_step(h)
-            out = sinkhorn_loops.step((m[1], m[0]), kind, self.ones)
+            out = loops.step((m[1], m[0]), kind, self.ones)
         elif self.flagged(h):
             self.flags.append((h, (self.old(h) / out - 1).abs().amax()))
         self.outs.append(out)
@@ -326,7 +326,7 @@ class _Run:
         only host synchronisation is the one check at the end."""
         history = torch.empty(len(self.kinds), *self.g.s.shape, dtype=self.g.s.dtype, device=self.g.s.device)
         # A row step multiplies by Kᵀ on the right, a column step by K.
-        sinkhorn_loops.scalings(history, self.ones, (m[1], m[0]), self.kinds)
+        loops.scalings(history, self.ones, (m[1], m[0]), self.kinds)
         if not _fine(history, big):
             return False
         self.outs = history
@@ -412,7 +412,7 @@ def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
     t = _sum_rows(m, p1, p2)
     pq = outs[:last].square()
     pq[last - 1].mul_(g.col_h * t[:, 0] + t[:, 1])
-    sinkhorn_loops.walk_back(pq, m, kinds)
+    loops.walk_back(pq, m, kinds)
     # Σ p ⊗ q: step 0's term (its given scaling is 1) and the last step's two, as broadcast
     # products (a two-column matrix product costs several times as much), then the rest by kind.
     first = pq[0][:, :, None] if kinds[0] == ROW else -pq[0][:, None, :]
@@ -457,7 +457,7 @@ def steps(iters: int, transposed: bool) -> int:
 
 
 def _groups(lengths: list[int]) -> tuple[list[tuple[int, int, int]], list[int], Tensor | None]:
-    """The groups of :func:`.sinkhorn_plan.plan`, the lengths in their order, and that order
+    """The groups of :func:`.plan.plan`, the lengths in their order, and that order
     (``None`` when the batch is already by decreasing length: its groups are slices)."""
     if all(a >= b for a, b in zip(lengths, lengths[1:])):
         return plan(lengths), lengths, None

@@ -12,14 +12,14 @@ half-steps are
 * rows:    ``u_i = −log Σ_j exp(r_i s_j + w_j)`` (NeuralSort's softmax is the first one),
 * columns: ``w_j = −log Σ_i exp(s_j r_i + u_i)`` (``a`` folds into ``w``),
 
-each one call of :func:`kernels.lse_outer`; the last one also returns the expected gain per
+each one call of :func:`blocks.lse_outer`; the last one also returns the expected gain per
 position (or the expected discount per item, transposed), whose weighted sum is the DCG. Only
 the ``2·iters + 2`` scaling vectors are saved. The backward walks the half-steps in reverse:
 for ``f_i = log Σ_j exp(x_i y_j + z_j)`` the gradients are ``∂f_i/∂z_j = W_ij``,
 ``∂f_i/∂y_j = W_ij x_i`` and ``∂f_i/∂x_i = Σ_j W_ij y_j`` with ``W`` the normalised weights,
-which :func:`kernels.lse_outer_backward` recomputes block by block; the scores' gradient
+which :func:`blocks.lse_outer_backward` recomputes block by block; the scores' gradient
 collects the ``y`` (row steps) or ``x`` (column steps) parts, and ``a``'s gradient goes through
-:func:`kernels.abs_diff_sum_backward`.
+:func:`blocks.abs_diff_sum_backward`.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from typing import Any
 
 import torch
 from torch import Tensor
-from . import kernels
-from .kernels import WeightedMean
-from .common import SortRelaxation, positions, second_order, valid_counts
-from .sinkhorn_dense import dense_dcg
+from .. import blocks
+from ..blocks import WeightedMean
+from ...common import SortRelaxation, positions, second_order, valid_counts
+from .dense import dense_dcg
 
 
 def half_steps(iters: int, transposed: bool) -> list[str]:
@@ -125,8 +125,8 @@ class SinkhornDCG(torch.autograd.Function):
 def sinkhorn_dcg(scores: Tensor, relaxation: SortRelaxation, ops: Any = None) -> Tensor:
     """Streaming smooth DCG ``[B]``; same value and gradient as the dense reference.
 
-    ``ops`` supplies the block primitives of :mod:`.kernels` (default: a fresh
-    :class:`kernels.TorchBlocks`).
+    ``ops`` supplies the block primitives of :mod:`..blocks` (default: a fresh
+    :class:`blocks.TorchBlocks`).
     """
-    ops = kernels.TorchBlocks() if ops is None else ops
+    ops = blocks.TorchBlocks() if ops is None else ops
     return SinkhornDCG.apply(scores, relaxation, ops)
