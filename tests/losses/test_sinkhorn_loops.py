@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import torch_ndcg as tn
-from torch_ndcg.losses import sinkhorn_loops
+from torch_ndcg.losses.relaxations.sinkhorn import loops as sinkhorn_loops
 
 loops = pytest.importorskip("torch_ndcg._sinkhorn_loops")
 
