@@ -21,9 +21,8 @@ Every convention that changes a number (gain, ties, empty queries, cutoffs), aga
 scikit-learn, trec_eval, torchmetrics, rax and allRank, is in :mod:`torch_ndcg.conventions`.
 """
 
-from importlib import import_module
-from types import ModuleType
-from typing import TYPE_CHECKING
+import importlib as _importlib
+import typing as _typing
 
 from . import ranked
 from .definitions import exp2_gain, linear_gain, log2_discount
@@ -38,7 +37,7 @@ from .losses.backends import backends
 from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
 
-if TYPE_CHECKING:  # type checkers see the lazily imported classes; running code imports them on use
+if _typing.TYPE_CHECKING:  # type checkers see the lazily imported classes; running code imports them on use
     from . import metrics
 
 __all__ = [
@@ -93,9 +92,15 @@ __all__ = [
 __version__ = "0.2.0"
 
 
-def __getattr__(name: str) -> ModuleType:
+def __getattr__(name: str) -> object:
     # The stateful classes need the optional torchmetrics: importing them on first use keeps
     # ``import torch_ndcg`` and the functional API free of it.
     if name == "metrics":
-        return import_module(".metrics", __name__)  # raises an ImportError that says how to install torchmetrics
+        return _importlib.import_module(".metrics", __name__)  # an ImportError that says how to install torchmetrics
     raise AttributeError(f"module 'torch_ndcg' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # What the package offers, not the modules it is built from (``tn.dense``, ``tn.engine``, …
+    # stay importable but are not the API).
+    return sorted(set(__all__) | {"conventions", "data", "definitions", "losses", "trec", "__version__"})

@@ -82,6 +82,7 @@ from .options import (
     ApNormaliser,
     Empty,
     Ties,
+    readable_signature,
 )
 from .aggregation import aggregate_columns, resolve_aggregation, weighted_sums
 from .pairs import ordered_pair_accuracy
@@ -190,6 +191,9 @@ class MetricKwargs(TypedDict, total=False):
     compute_with_cache: bool
 
 
+_CLASS_OPTIONS = frozenset({"k", "aggregation", "ignore_index", "validate"})  # besides the function's own
+
+
 class _Accumulated(Metric):
     """Mean of per-query values at each cutoff, kept as a sum and a count (summed across ranks);
     any other ``aggregation`` keeps every per-query value (8 bytes per query and cutoff)."""
@@ -199,6 +203,15 @@ class _Accumulated(Metric):
     full_state_update = False
     plot_lower_bound = 0.0
     plot_upper_bound = 1.0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        function = cls.__dict__.get("_function")
+        if function is not None or cls.__name__ == "OrderedPairAccuracy":
+            # help() and the API reference show the options this metric takes, not every option
+            # of the shared constructor (the others are refused).
+            taken = set(inspect.signature(function).parameters) if function is not None else None
+            readable_signature(cls, keep=None if taken is None else taken | _CLASS_OPTIONS)
 
     def __init__(
         self, function: Callable[..., Tensor], k: d.Cutoff, options: dict[str, Any], validate: bool,

@@ -13,8 +13,11 @@ is the one the signature has.
 from __future__ import annotations
 
 import inspect
+import textwrap
+import types
+import typing
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal, TypeVar, get_args
 
 from torch import Tensor
@@ -114,6 +117,8 @@ ARGUMENT_DOCS: dict[str, str] = {
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+DOC_WIDTH = 96  # assembled docstring lines: help() indents them by 4, for a 100-column terminal
+
 
 def describe(function: Callable[..., Any], *, indent: str = "    ") -> str:
     """The ``Args:`` section of ``function``'s docstring: each parameter's documentation from
@@ -121,8 +126,63 @@ def describe(function: Callable[..., Any], *, indent: str = "    ") -> str:
     lines = ["Args:"]
     for name, parameter in inspect.signature(function).parameters.items():
         default = "" if parameter.default is parameter.empty else f" Default: ``{parameter.default!r}``."
-        lines.append(f"{indent}{name}: {ARGUMENT_DOCS[name]}{default}")
+        lines.append(textwrap.fill(
+            f"{name}: {ARGUMENT_DOCS[name]}{default}", width=DOC_WIDTH, initial_indent=indent,
+            subsequent_indent=2 * indent, break_long_words=False, break_on_hyphens=False,
+        ))  # fmt: skip
     return "\n".join(lines)
+
+
+class _Shown(str):
+    """An annotation as a reader writes it (``int | Sequence[int] | None``, ``'mean' | 'sum'``),
+    which ``inspect`` prints without quotes."""
+
+    def __new__(cls, annotation: object) -> "_Shown":
+        return super().__new__(cls, _written(annotation))
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _written(annotation: object) -> str:
+    origin, arguments = typing.get_origin(annotation), typing.get_args(annotation)
+    if annotation is type(None) or annotation is None:
+        return "None"
+    if origin is Literal:
+        return " | ".join(repr(value) for value in arguments)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_written(argument) for argument in arguments)
+    if origin is not None and getattr(origin, "__name__", "") == "Callable":
+        return "Callable"
+    if origin is not None:
+        return f"{origin.__name__}[{', '.join(_written(argument) for argument in arguments)}]"
+    return getattr(annotation, "__name__", str(annotation))
+
+
+def readable_signature(function: F, *, keep: Iterable[str] | None = None) -> F:
+    """``function`` (or a class) with its signature's annotations evaluated, so that ``help()`` and
+    the API reference show ``int | Sequence[int] | None`` rather than the source's private alias
+    ``'d.Cutoff'``; ``keep`` limits the parameters shown to those names (and ``**kwargs``)."""
+    signature = inspect.signature(function)
+    source = inspect.unwrap(function.__init__ if isinstance(function, type) else function)
+    namespace = getattr(source, "__globals__", {})
+
+    def shown(annotation: object) -> object:
+        if not isinstance(annotation, str):
+            return annotation if annotation is inspect.Parameter.empty else _Shown(annotation)
+        try:
+            return _Shown(eval(annotation, namespace))  # noqa: S307 (the library's own annotations)
+        except Exception:  # a name only a type checker sees (TYPE_CHECKING imports): keep the text
+            return annotation
+
+    parameters = [
+        parameter.replace(annotation=shown(parameter.annotation))
+        for name, parameter in signature.parameters.items()
+        if keep is None or name in keep or parameter.kind is parameter.VAR_KEYWORD
+    ]
+    returns = inspect.Signature.empty if isinstance(function, type) else shown(signature.return_annotation)
+    function.__signature__ = signature.replace(parameters=parameters, return_annotation=returns)  # type: ignore[attr-defined]
+    return function
 
 
 def document(returns: str) -> Callable[[F], F]:
@@ -132,7 +192,8 @@ def document(returns: str) -> Callable[[F], F]:
     def complete(function: F) -> F:
         doc = inspect.cleandoc(function.__doc__ or "")
         summary, example = doc.split("\nExample:\n", 1)
-        sections = [summary.rstrip(), describe(function), f"Returns:\n    {returns}", f"Example:\n{example}"]
+        returned = textwrap.fill(returns, width=DOC_WIDTH, initial_indent="    ", subsequent_indent="    ")
+        sections = [summary.rstrip(), describe(function), f"Returns:\n{returned}", f"Example:\n{example}"]
         function.__doc__ = "\n\n".join(sections)
         return function
 

@@ -46,7 +46,7 @@ def names_arguments(function: Callable[P, R]) -> Callable[P, R]:
             )
         return function(*args, **kwargs)
 
-    return call
+    return options.readable_signature(call)
 
 
 def check_option(name: str, value: object, choices: Iterable[str]) -> str:

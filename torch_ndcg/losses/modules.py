@@ -29,6 +29,7 @@ from ..options import (
     PairImpl,
     Reduction,
     Weighting,
+    readable_signature,
 )
 from .approx import approx_ndcg_loss
 from .distill import adr_mse_loss, distill_listmle_loss, distill_listnet_loss, distill_ranknet_loss, margin_mse_loss
@@ -62,6 +63,11 @@ from .pairwise import pairwise_hinge_loss, ranknet_loss
 
 class _RankingLoss(torch.nn.Module):
     """A loss function and its checked options."""
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            readable_signature(cls)  # help() shows the option types, not the source's aliases
 
     def __init__(self, loss: Callable[..., Tensor], options: LossOptions) -> None:
         super().__init__()
