@@ -231,13 +231,13 @@ def _bars(rows: list[Row]) -> None:
     dense = group["torch_ndcg ndcg (dense), cpu"]
     flat = group["torch_ndcg ndcg, flat indexes, query-major order, cpu"]
     shuffled = group["torch_ndcg ndcg, flat indexes, shuffled order, cpu"]
-    for label, ratio, bar in (
+    for label, ratio, target in (
         ("dense vs torchmetrics", tm / dense, 100),
         ("dense vs scikit-learn", sk / dense, 20),
         ("flat (query-major) vs torchmetrics", tm / flat, 50),
         ("flat (shuffled) vs torchmetrics", tm / shuffled, 50),
     ):
-        print(f"bar at 2,000 × 100, {label}: {ratio:.0f}× (bar ≥ {bar}×) {'met' if ratio >= bar else 'MISSED'}")
+        print(f"target at 2,000 × 100, {label}: {ratio:.0f}× (target ≥ {target}×) {'met' if ratio >= target else 'MISSED'}")
     # validate=False must never be slower (noise aside): it only skips the value checks.
     for case in dict.fromkeys(row.case for row in rows):
         times = {row.name: row.seconds for row in rows if row.case == case}
@@ -292,9 +292,9 @@ def _call_cost(rounds: int) -> None:
     for name, (seconds, value) in timings["fresh"].items():
         print(f"  {name:<40} {seconds * 1e6:>9.1f} µs   value {float(value):.6f}")
     (default, _), (unchecked, _), (bound, _) = timings["fresh"].values()
-    for label, ratio, bar in (("default call / topk lower bound", default / bound, 2.5),
+    for label, ratio, target in (("default call / topk lower bound", default / bound, 2.5),
                               ("default call / validate=False", default / unchecked, 1.2)):  # fmt: skip
-        print(f"bar at {CALL[0]} × {CALL[1]}, {label}: {ratio:.2f}× (bar ≤ {bar}×) {'met' if ratio <= bar else 'MISSED'}")
+        print(f"target at {CALL[0]} × {CALL[1]}, {label}: {ratio:.2f}× (target ≤ {target}×) {'met' if ratio <= target else 'MISSED'}")
     (default, _), (_, _), (bound, _) = timings["repeated"].values()
     print(f"The same on one batch repeated (topk learns its branches; no loop over batches sees this): "
           f"default {default * 1e6:.1f} µs, topk {bound * 1e6:.1f} µs, ratio {default / bound:.2f}×")

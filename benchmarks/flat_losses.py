@@ -105,6 +105,12 @@ def _fresh(loss: str, layout: str, length: int, repeats: int, quick: bool, timeo
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def memory_ratio(peak: float, reference: float) -> str:
+    """``peak / reference`` for the table; "—" where the reference peak is below the 0.1 MiB the
+    table shows, since a ratio to an unmeasurable growth says nothing."""
+    return "—" if reference < 0.05 else f"{peak / reference:.2f}"
+
+
 def table(quick: bool) -> None:
     lengths = sizes(quick)
     longest, count = max(lengths), len(lengths)
@@ -133,7 +139,7 @@ def table(quick: bool) -> None:
                       f"({count} × {longest}² padded pairs at the flat rate)")  # fmt: skip
                 continue
             print(f"{loss:<11} {form:<18} {result['seconds']:10.3f} {result['peak_mib']:9.1f}  "
-                  f"{result['seconds'] / calls['seconds']:12.2f} {result['peak_mib'] / max(calls['peak_mib'], 1e-9):11.2f}")
+                  f"{result['seconds'] / calls['seconds']:12.2f} {memory_ratio(result['peak_mib'], calls['peak_mib']):>11}")
 
 
 def main(quick: bool = False, argv: list[str] | None = None) -> None:

@@ -170,7 +170,7 @@ def _allrank_table(quick: bool) -> None:
     torch.set_num_threads(1)
     allrank = allrank_neural_ndcg()
     sizes = [(4, 8, 3), (4, 27, 3)] if quick else [(64, 27, 21), (64, 100, 5), (32, 512, 3)]
-    bare_listnet = ranking_losses.floors()["ListNet"]  # the ListNet, exactly as printed below
+    bare_listnet = ranking_losses.floors()["ListNet"]  # ListNet's bare formula, exactly as printed below
     print("\nOne thread: NeuralNDCG vs allRank 1.4.3 neuralNDCG and ListNet, forward+backward, float32, "
           f"k=10, exp2 gain, τ=1, {SINKHORN_ITERS} Sinkhorn iterations; median ms of interleaved rounds")  # fmt: skip
     print("ListNet = -(softmax(relevance) * log_softmax(scores)).sum(-1).mean(); "
@@ -229,7 +229,7 @@ def _masked_listnet(scores: torch.Tensor, relevance: torch.Tensor, mask: torch.T
 
 
 # Scorers of the epoch table: the example's LETOR model (configs/letor.json and mslr_like.json:
-# hidden [128, 64], dropout 0.1), what the bar names, and a one-layer MLP whose epoch the
+# hidden [128, 64], dropout 0.1), the scorer users train, and a one-layer MLP whose epoch the
 # loss dominates, so that a slower loss shows there first.
 EPOCH_SCORERS = {"136-128-64-1, dropout 0.1 (configs/letor.json)": ([128, 64], 0.1), "136-64-1": ([64], 0.0)}
 

@@ -54,7 +54,7 @@ def ours() -> dict[str, Callable[..., torch.Tensor]]:
 def floors() -> dict[str, Callable[..., torch.Tensor]]:
     """The bare formula of the listwise losses: its own few operations, no padding, no checks, no
     ``empty``. No eager implementation can beat it by much, so its speed-up over allRank bounds
-    what a bar on these losses can ask of eager PyTorch at these sizes."""
+    what a target on these losses can ask of eager PyTorch at these sizes."""
 
     def listnet(s: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return -(torch.softmax(y, -1) * torch.log_softmax(s, -1)).sum(-1).mean()
@@ -71,7 +71,7 @@ def floors() -> dict[str, Callable[..., torch.Tensor]]:
 def one_op(s: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """One fused torch operation forward and backward, ``F.cross_entropy`` with soft targets (the
     labels as given): what any loss costs at the least, so its speed-up over an allRank loss bounds
-    what a bar can ask of an eager implementation of that loss."""
+    what a target can ask of an eager implementation of that loss."""
     return torch.nn.functional.cross_entropy(s, y)
 
 

@@ -15,7 +15,7 @@ def test_eval_benchmark_quick_runs_and_agrees(capsys):
     assert "FAIL" not in out
     assert out.count(" ok |Δ|") >= 10
     # the cost of one default call, side by side with validate=False and the topk lower bound
-    assert "bar at 64 × 100, default call / topk lower bound" in out
-    assert "bar at 64 × 100, default call / validate=False" in out
+    assert "target at 64 × 100, default call / topk lower bound" in out
+    assert "target at 64 × 100, default call / validate=False" in out
     values = [line.split("value ")[1] for line in out.splitlines() if line.startswith("  tn.ndcg")]
     assert len(values) == 2 and values[0] == values[1]  # validate=False changes no value

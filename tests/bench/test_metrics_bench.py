@@ -24,6 +24,6 @@ def test_quick_run_prints_the_table_and_every_case_reports_the_same_value(capsys
     states = [int(size.replace(",", "")) for size in re.findall(r"n=\d+: ([\d,]+) B", dense_states)]
     waiting = PENDING_ITEMS * (4 + 8)  # float32 scores and int64 labels of the rows not yet evaluated
     assert len(states) == 2 and all(16 <= size <= 16 + waiting for size in states)  # bounded
-    assert "bar, tie-heavy loop vs torchmetrics" in out
+    assert "target, tie-heavy loop vs torchmetrics" in out
     tie_values = {line.split("value ")[1] for line in out.splitlines() if "µs per batch" in line}
     assert len(tie_values) == 1  # ours and torchmetrics agree on the tie-heavy batches

@@ -2,7 +2,7 @@
 
 ``TRITON_INTERPRET=1`` only takes effect if it is set before Triton is first imported, and
 other test modules import Triton indirectly (lightning imports torch._dynamo, which imports
-it), so it cannot be switched on from inside this session. Without a GPU the kernel tests are
+it), so it cannot be switched on from inside a running test process. Without a GPU the kernel tests are
 therefore deselected here and run by ``test_triton_interpreter.py`` in a fresh ``pytest``
 process that starts with ``TRITON_INTERPRET=1``.
 """

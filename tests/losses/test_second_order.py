@@ -44,7 +44,7 @@ def test_every_impl_gives_the_dense_second_derivatives(loss, options):
         torch.testing.assert_close(other, dense, atol=1e-10, rtol=1e-9, msg=lambda m, impl=impl: f"{impl}: {m}")
 
 
-def test_lambda_loss_gradient_penalty_at_the_issue_shape_matches_dense():
+def test_lambda_loss_gradient_penalty_at_the_streaming_shape_matches_dense():
     """32 × 64 is where "auto" runs the streaming pair sums (B·N² > 2¹⁶)."""
     gen = torch.Generator().manual_seed(0)
     scores = torch.randn(32, 64, dtype=torch.float64, generator=gen)
