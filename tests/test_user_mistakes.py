@@ -108,3 +108,16 @@ def test_a_metric_class_refuses_tensors_on_two_devices_at_the_update():
     metric = tn.metrics.NDCG(k=2)
     with pytest.raises(ValueError, match="scores and relevance must be on the same device, got meta and cpu"):
         metric.update(ON_META, LABELS)  # refused here, not when the kept rows are evaluated
+
+
+@pytest.mark.parametrize("name", LOSSES)
+def test_a_batch_with_nothing_relevant_warns_instead_of_training_on_zero(name):
+    # Every list empty: the loss is 0 with a zero gradient, which would hide a collate bug.
+    scores, nothing = torch.randn(3, 5, requires_grad=True), torch.zeros(3, 5, dtype=torch.long)
+    with pytest.warns(UserWarning, match="no list in this batch has a relevant item"):
+        getattr(tn, name)(scores, nothing)
+    one = nothing.clone()
+    one[1, 2] = 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(tn, name)(scores, one, mask=torch.ones(3, 5, dtype=torch.bool))  # one relevant item: no warning

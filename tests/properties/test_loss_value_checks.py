@@ -12,7 +12,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from torch_ndcg.dense import check_values
-from torch_ndcg.losses.value_checks import check_inputs
+from torch_ndcg.losses.value_checks import check_inputs, warn_nothing_relevant
 from torch_ndcg.validation import warn_if_swapped
 
 SCORES = (0.0, 1.0, 3.0, 1.5, -2.0, 3e38, -3e38, math.inf, -math.inf, math.nan)
@@ -41,6 +41,9 @@ def _exact(scores, relevance, mask, gain):
     dtype = torch.float64 if torch.float64 in (scores.dtype, relevance.dtype) else torch.float32
     check_values(scores, relevance, mask, gain, dtype)
     warn_if_swapped(scores, relevance, mask)
+    real = relevance if mask is None else relevance[mask]
+    if relevance.numel() and scores.shape[-1] > 1 and not bool((real != 0).any()):
+        warn_nothing_relevant()  # a batch with nothing relevant: the loss would be 0, silently
 
 
 @given(

@@ -24,7 +24,7 @@ from ..validation import as_float_scores, check_gain_values, names_arguments
 from . import common
 from .layout import flat_call
 from .options import GainLossOptions, ListMLEOptions, LossOptions
-from .value_checks import validated
+from .value_checks import validated, warn_nothing_relevant
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,8 @@ def _finish(values: Tensor, lists: Lists) -> Tensor:
         limit = d.exp2_label_limit(values.dtype, lists.scores.shape[-1])
         if not (low >= 0 and math.isfinite(high) and math.isfinite(total)) or (lists.gain == "exp2" and high > limit):
             check_values(lists.scores.detach(), lists.relevance, lists.mask, lists.gain, values.dtype)
+        if high == 0 and lists.scores.shape[-1] > 1:  # every label, padding too, is 0
+            warn_nothing_relevant()
     empty = lists.empty
     return common.finish_loss(
         values, None if empty == "keep" else _nothing_to_rank(lists), values.shape, empty, lists.reduction

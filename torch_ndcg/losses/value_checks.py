@@ -21,6 +21,7 @@ graph breaks.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +30,7 @@ from torch import Tensor
 
 from .. import definitions as d
 from ..dense import check_values
-from ..validation import unmasked, warn_if_swapped
+from ..validation import caller_stacklevel, unmasked, warn_if_swapped
 
 
 def check_inputs(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> None:
@@ -47,6 +48,18 @@ def check_inputs(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: s
         check_values(scores, relevance, mask, gain, dtype)
     if relevance.is_floating_point() and high <= 1:  # labels that may be probabilities
         warn_if_swapped(scores, relevance, mask)
+    if high == 0 and scores.shape[-1] > 1:  # (padding reads as 0 here)
+        warn_nothing_relevant()
+
+
+def warn_nothing_relevant() -> None:
+    """Warn that a batch has no relevant item at all: a loss that skips such lists returns 0 with
+    a zero gradient, which would hide a collate bug (labels dropped, a mask inverted)."""
+    warnings.warn(
+        "relevance: no list in this batch has a relevant item (every real label is 0), so a ranking loss "
+        "has nothing to learn from it: with the default empty='skip' the loss is 0 and its gradient zero. "
+        "Check the labels and the mask the batch was built with", UserWarning, stacklevel=caller_stacklevel(),
+    )  # fmt: skip
 
 
 def check_smooth_values(values: Tensor, is_empty: Tensor) -> None:
