@@ -409,6 +409,7 @@ def test_bad_options_raise_when_the_metric_is_built(build, error, match) -> None
         build()
 
 
+@pytest.mark.slow
 def test_top_level_names_and_torchmetrics_stays_optional() -> None:
     assert tn.metrics.NDCG is M.NDCG and tn.metrics.RankedMRR is M.RankedMRR
     with pytest.raises(AttributeError):

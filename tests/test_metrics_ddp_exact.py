@@ -126,6 +126,7 @@ def worker(rank: int, port: int) -> None:
         dist.destroy_process_group()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
 def test_two_ranks_count_each_query_once() -> None:
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")

@@ -141,6 +141,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
 def test_two_ranks_compute_the_value_of_the_union() -> None:
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")

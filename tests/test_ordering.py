@@ -165,6 +165,7 @@ def test_every_batch_shape_keeps_its_leading_axes(shape, torch_only):
     assert torch.equal(metrics[1], tn.dcg(values, relevance, 1, reduction="none"))
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=150)
 @given(
     rows=st.integers(1, 5),

@@ -45,7 +45,7 @@ def shell_cases() -> list[tuple[str, str]]:
 
 def test_the_documents_have_the_blocks_ci_reads() -> None:
     markers = {marker for marker, _ in blocks(ROOT / "README.md", "bash")}
-    assert {"setup", "test", "api", "user-install"} <= markers
+    assert {"setup", "test", "slow", "api", "user-install"} <= markers
     assert len(python_cases()) >= 4 and len(shell_cases()) >= 5
 
 
@@ -106,6 +106,7 @@ def run_shell(command: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "code"), shell_cases(), ids=[name for name, _ in shell_cases()])
 def test_shell_block_runs(name: str, code: str, scratch: Path) -> None:
     for command in shell_commands(code):
@@ -115,13 +116,83 @@ def test_shell_block_runs(name: str, code: str, scratch: Path) -> None:
         assert result.returncode == 0, f"{name}: {command}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
 
 
-def test_the_main_commands_printed_output_is_current(scratch: Path) -> None:
-    """The README's example output of the main command starts as the command's output starts."""
-    text = ROOT.joinpath("README.md").read_text()
-    shown = re.search(r"```bash\npython examples/train_ranker.py\n```\n\n```text\n(.*?)```", text, re.S)
-    assert shown, "the README shows the main command's output right after the command"
-    result = run_shell("python examples/train_ranker.py --set epochs=1 --set plot=false", scratch)
-    assert result.returncode == 0, result.stderr
-    # The data description, the random scorer and the untrained model are deterministic.
-    expected = [line for line in shown[1].splitlines()[:7]]
-    assert result.stdout.splitlines()[:7] == expected
+OUTPUT = re.compile(
+    r"```(?P<lang>bash|python)\n(?P<code>.*?)```\n\n<!-- output: (?P<kind>full|excerpt) -->\n```text\n(?P<shown>.*?)```", re.S
+)
+
+
+def output_cases() -> list[tuple[str, str, str, str, str]]:
+    """``(name, lang, code, kind, shown)`` of every printed output a document shows: a ``text``
+    block right after the code block that prints it, marked ``full`` or ``excerpt``."""
+    return [(f"{path.relative_to(ROOT)}:output{i}", m["lang"], m["code"], m["kind"], m["shown"])
+            for path in DOCUMENTS for i, m in enumerate(OUTPUT.finditer(path.read_text()))]  # fmt: skip
+
+
+def test_every_shown_output_says_how_it_is_compared() -> None:
+    for path in DOCUMENTS:
+        text = path.read_text()
+        assert text.count("```text\n") == len(OUTPUT.findall(text)), (
+            f"{path.name}: a text block must follow its command and be marked <!-- output: full --> or excerpt"
+        )
+
+
+def matches_excerpt(shown: str, printed: str) -> bool:
+    """The shown lines appear in the printed output in order; a ``...`` line stands for any lines."""
+    lines, at = printed.splitlines(), 0
+    for line in shown.splitlines():
+        if line.strip() == "...":
+            continue
+        try:
+            at = lines.index(line, at) + 1
+        except ValueError:
+            return False
+    return True
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "lang", "code", "kind", "shown"), output_cases(), ids=[c[0] for c in output_cases()])
+def test_every_shown_output_is_what_the_command_prints(name, lang, code, kind, shown, scratch, capsys) -> None:
+    if lang == "bash":
+        *first, last = shell_commands(code)
+        assert not first, f"{name}: one command per block whose output is shown"
+        result = run_shell(last, scratch)
+        assert result.returncode == 0, result.stderr[-3000:]
+        printed = result.stdout
+    else:
+        exec(compile(code, name, "exec"), {"__name__": "__readme__"})
+        printed = capsys.readouterr().out
+    if kind == "full":
+        assert printed == shown, f"{name}: the block shows other output than the command prints:\n{printed}"
+    else:
+        assert matches_excerpt(shown, printed), f"{name}: a shown line is not in the output, in order:\n{printed}"
+
+
+def test_excerpts_keep_their_order_and_gaps() -> None:
+    printed = "a\nb 1.0\nc\nd\n"
+    assert matches_excerpt("a\n...\nd\n", printed) and matches_excerpt("b 1.0\nc\n", printed)
+    assert not matches_excerpt("c\nb 1.0\n", printed) and not matches_excerpt("b 1.1\n", printed)
+
+
+NUMBER = re.compile(r"(?<![\w.])-?\d+\.\d+")
+
+
+@pytest.mark.parametrize(("name", "code"), python_cases(), ids=[name for name, _ in python_cases()])
+def test_values_in_print_comments_are_what_the_line_prints(name: str, code: str, monkeypatch) -> None:
+    """``print(...)  # mean NDCG@3: 0.8849``: each number in the comment is in what that line prints."""
+    if "tn.metrics" in code:
+        pytest.importorskip("torchmetrics", reason="the block uses the metric classes")
+    monkeypatch.chdir(ROOT)
+    printed: dict[int, str] = {}
+
+    def recording_print(*values, **options) -> None:
+        printed[sys._getframe(1).f_lineno] = printed.get(sys._getframe(1).f_lineno, "") + " ".join(map(str, values))
+
+    threads = torch.get_num_threads()
+    try:
+        exec(compile(code, name, "exec"), {"__name__": "__readme__", "print": recording_print})
+    finally:
+        torch.set_num_threads(threads)
+    for number, line in enumerate(code.splitlines(), 1):
+        if "print(" in line and "  # " in line:
+            for value in NUMBER.findall(line.split("  # ", 1)[1]):
+                assert value in printed.get(number, ""), f"{name} line {number}: {value} not in {printed.get(number)!r}"

@@ -71,6 +71,7 @@ tn.metrics.OrderedPairAccuracy(tie="average")  # E: call-arg
 '''
 
 
+@pytest.mark.slow
 def test_mypy_reports_exactly_the_bad_options(tmp_path, monkeypatch):
     snippet = tmp_path / "calls.py"
     snippet.write_text(CALLS)

@@ -5,6 +5,7 @@ import pytest
 from benchmarks import losses
 
 
+@pytest.mark.slow
 def test_losses_benchmark_quick(capsys):
     losses.main(quick=True, argv=[])
     out = capsys.readouterr().out

@@ -10,6 +10,7 @@ from kernel_setup import HERE, KERNEL_TESTS, kernels_run_here
 pytest.importorskip("triton")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(kernels_run_here(), reason="the kernel tests run in this process (GPU or interpreter)")
 def test_kernel_tests_pass_under_the_interpreter() -> None:
     env = {**os.environ, "TRITON_INTERPRET": "1"}

@@ -104,6 +104,7 @@ def test_every_implementation_compiles_as_one_graph(name, impl):
     _assert_same(_value_and_grad(torch.compile(fn, backend="aot_eager", fullgraph=True), scores, relevance), eager)
 
 
+@pytest.mark.slow
 def test_neural_ndcg_compiles_with_inductor_as_one_graph():
     scores, relevance, _ = _inputs(masked=False)
 

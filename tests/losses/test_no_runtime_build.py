@@ -131,6 +131,7 @@ def test_the_only_compiled_code_is_the_module_built_at_install():
         assert pathlib.Path(sinkhorn_loops._compiled.__file__).parent == package
 
 
+@pytest.mark.slow
 def test_an_install_without_a_compiler_succeeds_and_runs_numpy(reference, tmp_path):
     """``pip install`` where no C compiler works: the install succeeds without the compiled loops,
     the losses give the same values (to rounding: NumPy's sums run in another order), and

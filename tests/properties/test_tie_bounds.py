@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from unittest import mock
 
+import pytest
 import torch
 from hypothesis import given
 from hypothesis import strategies as st
@@ -35,6 +36,7 @@ def _call(name, scores, labels, weights, layout, ties, **options):
         return function(scores, labels, CUTOFFS, **flat_options)
 
 
+@pytest.mark.slow
 @given(
     st.integers(1, 5).flatmap(lambda n: st.tuples(
         st.lists(st.integers(0, 2), min_size=n, max_size=n),  # scores from a tiny range: ties abound
