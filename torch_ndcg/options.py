@@ -133,15 +133,17 @@ def describe(function: Callable[..., Any], *, indent: str = "    ") -> str:
     return "\n".join(lines)
 
 
-class _Shown(str):
-    """An annotation as a reader writes it (``int | Sequence[int] | None``, ``'mean' | 'sum'``),
-    which ``inspect`` prints without quotes."""
+class _Shown:
+    """An annotation as a reader writes it (``int | Sequence[int] | None``, ``'mean' | 'sum'``):
+    ``inspect`` and pdoc print an annotation object by its ``repr``, without quotes."""
 
-    def __new__(cls, annotation: object) -> "_Shown":
-        return super().__new__(cls, _written(annotation))
+    __slots__ = ("text",)
+
+    def __init__(self, annotation: object) -> None:
+        self.text = _written(annotation)
 
     def __repr__(self) -> str:
-        return str(self)
+        return self.text
 
 
 def _written(annotation: object) -> str:
