@@ -36,8 +36,12 @@ def caption(comparison: Comparison) -> str:
     """The sentence that says what a superscript means."""
     test = TESTS[comparison.test]
     if comparison.test == "randomisation":
-        test += f", {comparison.permutations:,} permutations" + ("" if comparison.seed is None else
-                                                                  f", seed {comparison.seed}")
+        n = len(comparison.query_ids)
+        if 2**n <= comparison.permutations:  # what randomisation_test's method="auto" does
+            test += f", exact over all 2^{n} sign flips"
+        else:
+            test += f", {comparison.permutations:,} permutations" + ("" if comparison.seed is None else
+                                                                      f", seed {comparison.seed}")
     corrected = {"none": "", "bonferroni": ", Bonferroni-corrected", "holm": ", Holm-corrected"}[comparison.correction]
     return (f"Mean over {len(comparison.query_ids)} queries; the best in bold. A superscript letter marks a "
             f"significant win over that system ({test}{corrected}, p ≤ {comparison.alpha:g}).")
