@@ -7,7 +7,11 @@ any of them may be gzipped (``.gz``).
 
 measures (-m, repeatable, trec_eval's syntax such as ndcg_cut.5,10,20; without -m, trec_eval's
 default set): ndcg, ndcg_cut.K, P.K, recall.K, map, map_cut.K, recip_rank, Rprec, success.K,
-bpref, iprec_at_recall.L (L in [0, 1]), runid, num_q, num_ret, num_rel, num_rel_ret, gm_map.
+bpref, iprec_at_recall.L (L in [0, 1]), runid, num_q, num_ret, num_rel, num_rel_ret, gm_map; and,
+beyond trec_eval, err_cut.K (ERR@K as gdeval), nerr_cut.K (ERR@K over the ideal ranking's),
+rbp.P (rank-biased precision, persistence P in [0, 1], relevant = judged >= -l), rbp_residual.P
+(what the unjudged and unretrieved documents could add to it) and judged.K (share of the top K
+that is judged, as ir_measures' Judged@K).
 
 example, on the small files in the repository's tests/trec/data:
 
