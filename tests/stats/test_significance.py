@@ -209,3 +209,12 @@ def test_bad_input_is_refused_clearly():
         randomisation_test(torch.zeros(3), torch.ones(3), permutations=0)
     with pytest.raises(ValueError, match="confidence"):
         bootstrap_interval(torch.zeros(3), confidence=95)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_tests_run_under_torch_compile(dynamic):
+    a, b = torch.rand(3, 20, dtype=torch.float64), torch.rand(3, 20, dtype=torch.float64)
+    for test in (paired_t_test, wilcoxon_test, cohens_dz):
+        compiled = torch.compile(test, dynamic=dynamic)
+        torch.testing.assert_close(compiled(a, b), test(a, b))

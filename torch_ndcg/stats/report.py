@@ -56,12 +56,19 @@ def _cells(comparison: Comparison, digits: int) -> list[list[tuple[str, str, boo
     for s in range(len(comparison.systems)):
         row = []
         for m in range(len(comparison.measures)):
-            rounded = round(float(means[m, s]), digits)
-            best = rounded == max(round(float(v), digits) for v in means[m])
+            rounded = _rounded(float(means[m, s]), digits)
+            best = rounded == max(_rounded(float(v), digits) for v in means[m])
             wins = "".join(names[j] for j in range(len(names)) if bool(beats[m, s, j]))
             row.append((f"{rounded:.{digits}f}", wins, best))
         rows.append(row)
     return rows
+
+
+def _rounded(value: float, digits: int) -> float:
+    # A mean of decimal per-query values (P@10 = 0.7, ...) is often a decimal tie such as 0.8425
+    # that float summation leaves a last bit below or above; rounding to 12 digits first makes the
+    # displayed digits those of the decimal mean, whatever the order of summation.
+    return round(round(value, 12), digits)
 
 
 def to_markdown(comparison: Comparison, *, digits: int = 4) -> str:
