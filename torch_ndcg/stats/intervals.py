@@ -68,7 +68,7 @@ def bootstrap_interval(
     flat = x.reshape(-1, n)
     means = []
     # Each resample as counts of every query: a [rows, Q] × [Q, B] product gives all the means.
-    chunk = max(1, min(resamples, (1 << 22) // n))
+    chunk = max(1, min(resamples, (1 << 22) // max(n, flat.shape[0])))
     for start in range(0, resamples, chunk):
         size = min(chunk, resamples - start)
         picks = torch.randint(0, n, (size, n), generator=generator, device="cpu")

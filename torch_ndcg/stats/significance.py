@@ -29,7 +29,7 @@ ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 WILCOXON_METHODS = ("exact", "approx")
 RANDOMISATION_METHODS = ("auto", "exact", "monte-carlo")
 #: Above this many queries, enumerating every sign flip (2^n of them) is refused.
-EXACT_LIMIT = 30
+EXACT_LIMIT = 24
 
 
 class TestResult(NamedTuple):
@@ -234,7 +234,7 @@ def randomisation_test(
     sign assignment gives :math:`|\overline{s d}| \ge |\bar d|` (Fisher 1935; Smucker, Allan &
     Carterette, CIKM 2007, for IR). Assumes only that exchangeability; no distribution.
 
-    * ``method="exact"`` enumerates all 2ⁿ sign vectors (n ≤ 30): p is exact.
+    * ``method="exact"`` enumerates all 2ⁿ sign vectors (n ≤ 24): p is exact.
     * ``method="monte-carlo"`` draws ``permutations`` random sign vectors from ``generator``
       (shared by every row, so rows are tested against the same draws):
       p = (1 + #{|s̄d| ≥ |d̄|}) / (1 + permutations), never 0 (Phipson & Smyth 2010); its
@@ -268,7 +268,8 @@ def randomisation_test(
     threshold = (observed - tolerance).unsqueeze(-1)
     extreme = torch.zeros(flat.shape[0], dtype=torch.float64, device=d.device)
     total = 2**n if exact else permutations
-    chunk = max(1, min(total, (1 << 22) // max(n, 1)))
+    # Sign vectors [chunk, n] and flipped sums [rows, chunk] stay near 4 M numbers each.
+    chunk = max(1, min(total, (1 << 22) // max(n, flat.shape[0])))
     for start in range(0, total, chunk):
         size = min(chunk, total - start)
         if exact:
