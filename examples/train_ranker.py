@@ -34,6 +34,7 @@ from torch import Tensor, nn
 
 import torch_ndcg as tn
 from torch_ndcg.data import RankingDataset, read_letor_fold, synthetic_letor
+from torch_ndcg.stats import bootstrap_interval, cohens_dz, holm, paired_t_test
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ranker_config import EMPTY_RULES, LOSSES, Config, load_config, make_config  # noqa: E402
@@ -216,6 +217,40 @@ def evaluate(scorer: Scorer, dataset: RankingDataset, config: Config) -> dict[st
     return {key: float(value) for key, value in metric.compute().items()}
 
 
+def per_query_ndcg(scorer: Scorer, dataset: RankingDataset, config: Config) -> Tensor:
+    """``[queries]`` NDCG@monitor_k of every query of ``dataset`` in its order (NaN: skipped as empty)."""
+    with torch.no_grad():
+        return torch.cat([tn.ndcg(scorer(features), relevance, config.monitor_k, mask=mask, gain=config.gain,
+                                  empty=config.empty, reduction="none").double()
+                          for features, relevance, mask in dataset.batches(256)])
+
+
+def print_significance(runs: list[dict], config: Config) -> None:
+    """Each loss's test NDCG@monitor_k: its mean with a 95% bootstrap interval over the test queries,
+    and a paired t-test against the loss with the best mean (Holm-corrected over those tests)."""
+    values = torch.stack([r["test_per_query"] for r in runs])
+    values = values[:, ~values.isnan().any(0)]  # queries an empty rule skipped have no value to pair
+    if values.shape[1] < 2:
+        print("too few test queries for intervals and paired tests")
+        return
+    interval = bootstrap_interval(values, generator=torch.Generator().manual_seed(config.seed))
+    best = int(interval.mean.argmax())
+    others = [i for i in range(len(runs)) if i != best]
+    pvalues = torch.full((len(runs),), float("nan"), dtype=torch.float64)
+    pvalues[others] = holm(paired_t_test(values[others], values[best].expand(len(others), -1)).pvalue)
+    effects = cohens_dz(values, values[best].expand_as(values))
+    monitor = f"ndcg@{config.monitor_k}"
+    print(f"\ntest {monitor} over {values.shape[1]} queries: mean, 95% percentile bootstrap interval (9,999 "
+          f"resamples), and a paired t-test against the best loss, {runs[best]['loss']} (Holm-corrected):")
+    rows = []
+    for i, r in enumerate(runs):
+        versus = ["best", "-", "-"] if i == best else [f"{float(values[i].mean() - values[best].mean()):+.4f}",
+                                                      f"{float(pvalues[i]):.3g}", f"{float(effects[i]):+.2f}"]
+        rows.append([r["loss"], f"{float(interval.mean[i]):.4f}",
+                     f"[{float(interval.low[i]):.4f}, {float(interval.high[i]):.4f}]", *versus])
+    print_table(["loss", f"test {monitor}", "95% interval", "vs best", "p", "d_z"], rows)
+
+
 def ndcg_metric(config: Config):
     """The stateful metric class; without torchmetrics, the functional form accumulated here."""
     try:
@@ -323,6 +358,7 @@ def train(loss: str, splits: dict[str, RankingDataset], config: Config) -> dict:
         "epochs": len(history) - 1,
         "seconds": time.perf_counter() - start,
         "test": evaluate(model, splits["test"], config),
+        "test_per_query": per_query_ndcg(model, splits["test"], config),
         "model": model,
     }
 
@@ -507,6 +543,7 @@ def run(config: Config, splits: dict[str, RankingDataset]) -> dict:
                  *(f"{r['test'][k]:.4f}" for k in keys)] for r in runs]
         rows.append(["random", "-", "-", f"{random_vali[monitor]:.4f}", *(f"{random_test[k]:.4f}" for k in keys)])
         print_table(header, rows)
+        print_significance(runs, config)
     else:
         run = runs[0]
         best_epoch = max(run["history"], key=lambda h: h[monitor])

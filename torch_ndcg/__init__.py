@@ -26,7 +26,7 @@ import typing as _typing
 
 from . import ranked
 from .definitions import exp2_gain, linear_gain, log2_discount
-from .functional import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, precision, recall
+from .functional import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, precision, rbp, recall
 from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
 from .losses import LambdaLoss, ListMLELoss, ListNetLoss, PairwiseHingeLoss, RankNetLoss, SoftmaxLoss
 from .losses import AdrMSELoss, DistillListMLELoss, DistillListNetLoss, DistillRankNetLoss, MarginMSELoss
@@ -85,6 +85,7 @@ __all__ = [
     "precision",
     "ranked",
     "ranknet_loss",
+    "rbp",
     "recall",
     "softmax_loss",
 ]

@@ -166,6 +166,8 @@ RECALL = Metric(
     "recall", hit_probability, graded=False, discounted=False, normaliser=_relevant, is_empty=_nothing_relevant
 )
 HIT_RATE = Metric("hit_rate", first_hit_probability, graded=False, discounted=False, is_empty=_nothing_relevant)
+# Rank-biased precision: hits discounted by (1 - p)·p^(rank - 1), the discount given with p.
+RBP = Metric("rbp", hit_probability, graded=False, discounted=True)
 AVERAGE_PRECISION = Metric(
     "average_precision", precision_term, graded=False, discounted=False,
     normaliser=_relevant_within_cutoff, is_empty=_nothing_relevant,

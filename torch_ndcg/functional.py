@@ -49,7 +49,7 @@ from .validation import (
     names_arguments,
 )
 
-__all__ = ["average_precision", "cg", "dcg", "hit_rate", "idcg", "mrr", "ndcg", "precision", "recall"]
+__all__ = ["average_precision", "cg", "dcg", "hit_rate", "idcg", "mrr", "ndcg", "precision", "rbp", "recall"]
 
 RETURNS = (
     "float32 tensor (float64 if an input is float64): a scalar, ``[...]`` per query with "
@@ -346,6 +346,48 @@ def hit_rate(
         engine.HIT_RATE, scores, relevance, k, indexes=indexes, mask=mask, threshold=threshold, empty=empty,
         ties=ties, allow_unretrieved=allow_unretrieved, reduction=reduction, sample_weight=sample_weight,
         validate=validate,
+    )
+
+
+@names_arguments
+@document(RETURNS)
+def rbp(
+    scores: Tensor,
+    relevance: Tensor,
+    k: d.Cutoff = None,
+    *,
+    persistence: float = 0.8,
+    indexes: Tensor | None = None,
+    mask: Tensor | None = None,
+    threshold: float | None = None,
+    ties: Ties = DEFAULT_TIES,
+    allow_unretrieved: bool = False,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    sample_weight: Tensor | None = None,
+    validate: bool = True,
+) -> Tensor:
+    r"""Rank-biased precision (Moffat & Zobel, TOIS 2008) of the top ``k``:
+
+    .. math:: \mathrm{RBP@k} = (1 - p) \sum_{i=1}^{k} p^{\,i-1}\,[rel_{(i)} > 0]
+
+    A user reads rank 1, then each next rank with probability ``p``; RBP is the expected rate of
+    relevant items read (ir_measures' ``RBP(rel=threshold, p=p)`` with ``k=None``). Items below
+    the list or the cutoff are unknown to it: the most RBP could grow by is its residual
+    :math:`p^{\min(k, n)}` for a list of n items, every item of a list being judged. A query with
+    nothing relevant scores 0.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> tn.rbp(torch.tensor([0.9, 0.8, 0.1]), torch.tensor([0, 1, 1]), persistence=0.5)
+        tensor(0.3750)
+    """
+    if isinstance(persistence, bool) or not isinstance(persistence, (int, float)) or not 0 <= persistence < 1:
+        raise ValueError(f"persistence must be a number in [0, 1), got {persistence!r}")
+    p = float(persistence)
+    return _evaluate(
+        engine.RBP, scores, relevance, k, indexes=indexes, mask=mask, threshold=threshold,
+        discount=lambda rank: (1 - p) * p ** (rank - 1), ties=ties, allow_unretrieved=allow_unretrieved,
+        reduction=reduction, sample_weight=sample_weight, validate=validate,
     )
 
 

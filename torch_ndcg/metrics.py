@@ -543,6 +543,21 @@ class _ScoredMetric(_Accumulated):
         self._evaluate_pending()
         return self._result(exact_ddp.distinct(self, self._row_values()))
 
+    def per_query(self) -> tuple[Tensor, Tensor]:
+        """``(ids, values)``: every query seen with an id (flat ``indexes=`` or ``query_ids=``), ids
+        ascending, and its value (``[Q]``; ``[Q, C]`` for several cutoffs; float64): the input of a
+        paired comparison, :func:`torch_ndcg.stats.compare`, which pairs systems by these ids.
+        Rows updated without ids have no id to pair by, so they are not here."""
+        self._evaluate_pending()
+        rows = self._row_values()
+        values = exact_ddp.distinct(self, rows)
+        if values is None:
+            raise ValueError(f"{type(self).__name__}.per_query() needs queries with ids: update with indexes= "
+                             "(flat items) or query_ids= (dense rows)")
+        ids = exact_ddp.kept(self)[1] + ([] if rows is None else [rows[1]])
+        ids = torch.unique(torch.cat([part.reshape(-1).long() for part in ids]).to(values.device))
+        return ids, (values if self._many else values[:, 0])
+
 
 def _drop_empty_rows(
     scores: Tensor,

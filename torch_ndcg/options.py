@@ -113,6 +113,7 @@ ARGUMENT_DOCS: dict[str, str] = {
     "target_relevance": "``[..., M]`` labels ≥ 0 of ``target_ids``; ``None`` = implicit feedback, "
     "every target has relevance 1.",
     "pad_id": "the id that marks padding in both id tensors.",
+    "persistence": "RBP's p in [0, 1): the probability that the user reads on to the next rank.",
 }
 
 F = TypeVar("F", bound=Callable[..., Any])

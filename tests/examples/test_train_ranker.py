@@ -49,6 +49,12 @@ def test_compare_trains_every_loss_on_the_same_data(tmp_path, capsys):
     for loss in (*LOSSES, "random"):
         assert f"| {loss}" in out
     assert all(torch.isfinite(torch.tensor(list(r["test"].values()))).all() for r in result["runs"])
+    assert "95% percentile bootstrap interval" in out and "paired t-test against the best loss" in out
+    means = [float(r["test_per_query"].nanmean()) for r in result["runs"]]
+    best = result["runs"][means.index(max(means))]["loss"]
+    assert f"| {best} " in out.split("paired t-test against the best loss")[1]
+    for r in result["runs"]:
+        assert r["test_per_query"].shape == (16,)  # the tiny config's test queries
 
 
 @pytest.mark.parametrize("layout", ["letor", "gzip", "train_test", "lightgbm", "xgboost"])

@@ -17,6 +17,10 @@ takes trec_eval's default cutoffs; without ``-m``, trec_eval's default set, all 
 ``ndcg``, ``ndcg_cut.K``, ``P.K``, ``recall.K``, ``map``, ``map_cut.K``, ``recip_rank``,
 ``Rprec``, ``success.K``, ``bpref``, ``iprec_at_recall.L`` (recall levels L in [0, 1]), and
 ``runid``, ``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``, ``gm_map``.
+Beyond trec_eval (:mod:`torch_ndcg.trec.user_models` defines them): ``err_cut.K`` (ERR@K as
+gdeval computes it), ``nerr_cut.K``, ``rbp.P`` (rank-biased precision with persistence P, as
+ir_measures' ``RBP`` through cwl_eval), ``rbp_residual.P`` and ``judged.K`` (ir_measures'
+``Judged@K``).
 
 ## Conventions (trec_eval's)
 

@@ -7,7 +7,11 @@ any of them may be gzipped (``.gz``).
 
 measures (-m, repeatable, trec_eval's syntax such as ndcg_cut.5,10,20; without -m, trec_eval's
 default set): ndcg, ndcg_cut.K, P.K, recall.K, map, map_cut.K, recip_rank, Rprec, success.K,
-bpref, iprec_at_recall.L (L in [0, 1]), runid, num_q, num_ret, num_rel, num_rel_ret, gm_map.
+bpref, iprec_at_recall.L (L in [0, 1]), runid, num_q, num_ret, num_rel, num_rel_ret, gm_map; and,
+beyond trec_eval, err_cut.K (ERR@K as gdeval), nerr_cut.K (ERR@K over the ideal ranking's),
+rbp.P (rank-biased precision, persistence P in [0, 1], relevant = judged >= -l), rbp_residual.P
+(what the unjudged and unretrieved documents could add to it) and judged.K (share of the top K
+that is judged, as ir_measures' Judged@K).
 
 example, on the small files in the repository's tests/trec/data:
 
@@ -33,6 +37,13 @@ twice in one query is an error naming path:line. The full guide, with the Python
 
 --tsv PATH writes every per-query value of every run, full precision, one row per run and query:
 the input of a significance test.
+
+--compare {md,latex,json} adds, after trec_eval's lines, a comparison of the runs (at least two,
+scored on the same queries: use -c when runs miss queries): each run's mean per measure with a
+superscript letter for every run it beats significantly (--test, default the paired t-test;
+--correction, default Holm's over the pairs of runs of each measure; --alpha, default 0.05) and
+the queries each pair wins, ties and loses (torch_ndcg.stats; the JSON reads back with
+torch_ndcg.stats.from_json). --compare-output PATH writes it to PATH instead.
 """
 
 from __future__ import annotations
@@ -43,6 +54,8 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from ..stats import TESTS, compare, to_json, to_latex, to_markdown
+from ..stats.corrections import CORRECTIONS
 from .evaluation import Evaluation, evaluate
 from .names import COUNTS
 from .reader import read_qrels, read_run
@@ -105,10 +118,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--gain", choices=("linear", "exp2"), default="linear",
                         help="NDCG gain: the judged value (trec_eval, default) or 2**rel - 1")
     parser.add_argument("--tsv", metavar="PATH", help="write every per-query value of every run to PATH")
+    parser.add_argument("--compare", choices=("md", "latex", "json"),
+                        help="also compare the runs pairwise: a significance report in this format")
+    parser.add_argument("--compare-output", metavar="PATH", help="write the --compare report to PATH, not stdout")
+    parser.add_argument("--test", choices=tuple(TESTS), default="t-test",
+                        help="--compare's paired test (default t-test)")
+    parser.add_argument("--alpha", type=float, default=0.05, help="--compare's significance threshold (default 0.05)")
+    parser.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                        help="--compare's multiple-comparison correction over the pairs of runs (default holm)")
+    parser.add_argument("--permutations", type=int, default=10_000,
+                        help="--test randomisation's Monte-Carlo draws (default 10000)")
+    parser.add_argument("--seed", type=int, default=0, help="--test randomisation's seed (default 0)")
     args = parser.parse_args(argv)
     try:
-        if args.tsv:  # before the evaluation, which may take minutes, not after it
-            _check_writable(args.tsv)
+        if args.compare and len(args.runs) < 2:
+            raise ValueError("--compare needs at least two run files")
+        if args.compare_output and not args.compare:
+            raise ValueError("--compare-output needs --compare FORMAT")
+        for option, path in (("--tsv", args.tsv), ("--compare-output", args.compare_output)):
+            if path:  # before the evaluation, which may take minutes, not after it
+                _check_writable(option, path)
         qrels = read_qrels(args.qrels)
         results = []
         for path in args.runs:
@@ -119,19 +148,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.tsv:
             with open(args.tsv, "w", encoding="utf-8", errors="surrogateescape") as out:
                 write_tsv(results, out)
+        if args.compare:
+            names = [r.runid for r in results]
+            names = [os.path.basename(p) if names.count(n) > 1 else n for n, p in zip(names, args.runs)]
+            report = compare_report(dict(zip(names, results)), args.compare, test=args.test, alpha=args.alpha,
+                                    correction=args.correction, permutations=args.permutations, seed=args.seed)
+            if args.compare_output:
+                with open(args.compare_output, "w", encoding="utf-8", errors="surrogateescape") as out:
+                    out.write(report)
+            else:
+                _write(sys.stdout, "\n" + report)
     except (OSError, ValueError, TypeError) as error:
         parser.exit(2, f"python -m torch_ndcg.trec: error: {error}\n")
     return 0
 
 
-def _check_writable(path: str) -> None:
+def compare_report(runs: dict[str, Evaluation], style: str, **options: object) -> str:
+    """The runs (by name) compared on every per-query measure (counts and ``gm_map``'s logs left
+    out), as ``"md"``, ``"latex"`` or ``"json"``; ``options`` go to :func:`torch_ndcg.stats.compare`."""
+    first = next(iter(runs.values()))
+    measures = [name for name in first.per_query if name not in COUNTS and name != "gm_map"]
+    if not measures:
+        raise ValueError("--compare needs a measure with per-query values (not only counts); add -m")
+    comparison = compare(runs, measures=measures, **options)  # type: ignore[arg-type]
+    return {"md": to_markdown, "latex": to_latex, "json": to_json}[style](comparison)
+
+
+def _check_writable(option: str, path: str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     if os.path.isdir(path):
-        raise ValueError(f"--tsv {path}: is a directory; give a file name")
+        raise ValueError(f"{option} {path}: is a directory; give a file name")
     if not os.path.isdir(folder):
-        raise ValueError(f"--tsv {path}: folder {folder} does not exist")
+        raise ValueError(f"{option} {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
-        raise ValueError(f"--tsv {path}: not writable")
+        raise ValueError(f"{option} {path}: not writable")
 
 
 def _write(out: TextIO, text: str) -> None:

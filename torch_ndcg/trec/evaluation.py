@@ -32,6 +32,7 @@ from torch import Tensor
 
 from .. import definitions as d
 from . import measures as m
+from . import user_models as um
 from .names import COUNTS, Measures, cutoff_name, output_names, parse
 from .reader import Qrels, Run, read_qrels, read_run
 
@@ -91,7 +92,7 @@ def evaluate(
     wanted = parse(measures)
     qrels = qrels if isinstance(qrels, Qrels) else _typed(qrels, "qrels", read_qrels)
     run = run if isinstance(run, Run) else _typed(run, "run", read_run)
-    rows, judged = _judged(qrels, run, relevance_level, complete, gain)
+    rows, judged = _judged(qrels, run, relevance_level, complete, gain, lines=bool(_NEED_LINES & set(wanted)))
     per_query = _compute(wanted, judged)
     qids = [q.decode("utf-8", "surrogateescape") for q in qrels.qids[rows].tolist()]
     return Evaluation(run.tag, qids, per_query, _summary(wanted, per_query, run.tag, len(qids)))
@@ -118,7 +119,12 @@ def _lookup(vocabulary: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.where(fits & (vocabulary[at] == values), at, -1).astype(np.int64)
 
 
-def _judged(qrels: Qrels, run: Run, level: int, complete: bool, gain: str) -> tuple[np.ndarray, m.Judged]:
+#: Families that look at every retrieved document, judged or not, rather than the relevant slots only.
+_NEED_LINES = {"rbp_residual", "judged"}
+
+
+def _judged(qrels: Qrels, run: Run, level: int, complete: bool, gain: str,
+            lines: bool = False) -> tuple[np.ndarray, m.Judged]:
     """The evaluated qrels queries (rows) and the run's relevant retrieved documents as sparse slots.
 
     The passes over every run line are NumPy's (several times faster than torch's on CPU for
@@ -144,7 +150,7 @@ def _judged(qrels: Qrels, run: Run, level: int, complete: bool, gain: str) -> tu
     q_miss = (q_rel >= 0) & ~q_hit  # judged non-relevant (negative values are unjudged to trec_eval)
     relevant = np.bincount(q_row, weights=q_hit, minlength=n_rows)
     nonrelevant = np.bincount(q_row, weights=q_miss, minlength=n_rows)
-    ideal = _ideal(q_row, q_gain.numpy())
+    ideal = _ideal(q_row, q_gain.numpy(), q_rel)
     retrieved = np.zeros(n_rows)
     evaluated = row_of_run_query >= 0
     retrieved[row_of_run_query[evaluated]] = run.lines_per_query[evaluated]
@@ -176,12 +182,32 @@ def _judged(qrels: Qrels, run: Run, level: int, complete: bool, gain: str) -> tu
     slot = (rel >= level) | (s_gain.numpy() > 0)
     entry, rel, s_row, misses_above, s_gain = entry[slot], rel[slot], s_row[slot], misses_above[slot], s_gain[slot]
     position = _positions(run, row_of_run_query, entry, s_row, n_rows)
+    every_line = None
+    if lines:
+        listed = q_doc >= 0
+        every_line = _lines(run, row_of_run_query, np.sort(q_row[listed] * docs + q_doc[listed]), docs)
     judged = m.judged(
         n_rows, t(s_row), t(position).to(torch.float64), s_gain, t(rel >= level).to(torch.float64),
         t(relevant).unsqueeze(-1), t(retrieved).unsqueeze(-1), ideal,
-        t(nonrelevant).unsqueeze(-1), t(misses_above).to(torch.float64),
+        t(nonrelevant).unsqueeze(-1), t(misses_above).to(torch.float64), t(rel).to(torch.float64), every_line,
     )
     return rows, judged
+
+
+def _lines(run: Run, row_of_run_query: np.ndarray, judged_keys: np.ndarray, docs: int) -> m.Lines:
+    """Every retrieved document of the evaluated queries with its rank and whether it is judged
+    (``judged_keys``: sorted ``row * docs + doc`` of the qrels' documents that the run knows)."""
+    line_row = row_of_run_query[run.query]
+    keep = np.flatnonzero(line_row >= 0)
+    row, score, doc = line_row[keep], run.score[keep], run.doc[keep]
+    order = np.lexsort((-doc, -score, row))
+    row, doc = row[order], doc[order]
+    position = np.arange(row.size) - np.searchsorted(row, row)
+    key = row * docs + doc
+    at = np.searchsorted(judged_keys, key).clip(max=max(judged_keys.size - 1, 0))
+    judged = judged_keys[at] == key if judged_keys.size else np.zeros(key.shape, dtype=bool)
+    return m.Lines(torch.from_numpy(row), torch.from_numpy(position).to(torch.float64),
+                   torch.from_numpy(judged).to(torch.float64))
 
 
 def _check_exp2(path: str, row: np.ndarray, relevance: np.ndarray, n_rows: int, gain: str) -> None:
@@ -194,14 +220,15 @@ def _check_exp2(path: str, row: np.ndarray, relevance: np.ndarray, n_rows: int, 
         raise ValueError(f"{path}: {reason}; use gain='linear' (--gain linear)") from None
 
 
-def _ideal(row: np.ndarray, gain: np.ndarray) -> m.Ideal:
+def _ideal(row: np.ndarray, gain: np.ndarray, grade: np.ndarray) -> m.Ideal:
     """The positive gains of each query's judged documents, largest first, with their ideal ranks."""
     positive = gain > 0
-    row, gain = row[positive], gain[positive]
+    row, gain, grade = row[positive], gain[positive], grade[positive]
     order = np.lexsort((-gain, row))
-    row, gain = row[order], gain[order]
+    row, gain, grade = row[order], gain[order], grade[order]
     position = np.arange(row.size) - np.searchsorted(row, row)
-    return m.Ideal(torch.from_numpy(row), torch.from_numpy(position).to(torch.float64), torch.from_numpy(gain))
+    return m.Ideal(torch.from_numpy(row), torch.from_numpy(position).to(torch.float64), torch.from_numpy(gain),
+                   torch.from_numpy(np.ascontiguousarray(grade)).to(torch.float64))
 
 
 def _positions(run: Run, row_of_run_query: np.ndarray, entry: np.ndarray, s_row: np.ndarray,
@@ -278,6 +305,21 @@ def _compute(wanted: Measures, j: m.Judged) -> dict[str, Tensor]:
             put(family, m.average_precision(j, cutoffs))
         elif family == "success":
             put(family, m.success(j, cutoffs))
+        elif family == "err_cut":
+            put(family, um.expected_reciprocal_rank(j.row, j.ranks.position, j.grade, j.rows, cutoffs))
+        elif family == "nerr_cut":
+            put(family, um.normalised_err(j.row, j.ranks.position, j.grade, j.ideal_gains.row, j.ideal_gains.grade,
+                                          j.rows, cutoffs))
+        elif family == "rbp":
+            put(family, um.rank_biased_precision(j.row, j.ranks.position, j.ranks.group_hits, j.rows, cutoffs))
+        elif family == "rbp_residual":
+            lines = j.lines
+            put(family, um.rbp_residual(lines.row, lines.position, lines.judged, j.retrieved.squeeze(-1), j.rows,
+                                        cutoffs))
+        elif family == "judged":
+            lines = j.lines
+            put(family, um.judged_at(lines.row, lines.position, lines.judged, j.retrieved.squeeze(-1), j.rows,
+                                     cutoffs))
     return {name: values[name] for name in output_names(wanted) if name in values}
 
 

@@ -38,6 +38,16 @@ class Ideal:
     row: Tensor  # [J] long query row
     position: Tensor  # [J] float64 0-based rank in the query's ideal order
     gain: Tensor  # [J] float64
+    grade: Tensor  # [J] float64 judged value
+
+
+@dataclass(frozen=True)
+class Lines:
+    """Every retrieved document of the evaluated queries, sorted by (row, rank) (all float64 but ``row``)."""
+
+    row: Tensor  # [L] long
+    position: Tensor  # [L] 0-based rank
+    judged: Tensor  # [L] 1.0 where the qrels list the document for the query
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,8 @@ class Judged:
     ideal_gains: Ideal  # every judged document with a positive gain, in each query's ideal order
     nonrelevant_judged: Tensor  # [rows, 1] N: judged documents with 0 ≤ relevance < the threshold
     nonrelevant_above: Tensor  # [T] retrieved judged non-relevant documents ranked above each slot
+    grade: Tensor  # [T] judged value of each slot
+    lines: Lines | None = None  # every retrieved document, when a measure needs the unjudged ones
 
     def sums(self, terms: Tensor, cutoffs: tuple[float, ...]) -> Tensor:
         """``[rows, C]``: each query's sum of ``terms`` over its slots ranked above each cutoff."""
@@ -84,6 +96,7 @@ class Judged:
 def judged(
     rows: int, row: Tensor, position: Tensor, gain: Tensor, hit: Tensor,
     relevant: Tensor, retrieved: Tensor, ideal: Ideal, nonrelevant: Tensor, nonrelevant_above: Tensor,
+    grade: Tensor, lines: Lines | None = None,
 ) -> Judged:
     """Build the slots of sorted ``(row, position)`` pairs; ``hit`` is 1.0 where relevance ≥ threshold."""
     starts = torch.searchsorted(row, torch.arange(rows, device=row.device))
@@ -98,7 +111,7 @@ def judged(
         group_start=position,
         hits_before=hits_so_far - hit - before_row[row],
     )
-    return Judged(rows, row, ranks, relevant, retrieved, ideal, nonrelevant, nonrelevant_above)
+    return Judged(rows, row, ranks, relevant, retrieved, ideal, nonrelevant, nonrelevant_above, grade, lines)
 
 
 def gains(relevance: Tensor, gain: d.Gain) -> Tensor:

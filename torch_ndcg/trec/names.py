@@ -13,11 +13,17 @@ CUTOFF_FAMILIES = {
     "map_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
     "success": (1, 5, 10),
     "iprec_at_recall": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),  # recall levels, not ranks
+    "err_cut": (5, 10, 20),
+    "nerr_cut": (5, 10, 20),
+    "rbp": (0.5, 0.8, 0.95),  # persistence, not ranks
+    "rbp_residual": (0.5, 0.8, 0.95),
+    "judged": (5, 10, 20),
 }
 #: Every family, in the order trec_eval prints them.
 ORDER = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
     "iprec_at_recall", "P", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
+    "err_cut", "nerr_cut", "rbp", "rbp_residual", "judged",  # not trec_eval's: gdeval's, RBP's, ir_measures'
 )
 #: trec_eval's default ("official") set.
 DEFAULT = (
@@ -28,7 +34,7 @@ DEFAULT = (
 COUNTS = ("num_ret", "num_rel", "num_rel_ret")
 
 #: Families whose cutoffs are fractions of R in [0, 1] (printed with two decimals), not ranks.
-FRACTION_CUTOFFS = ("iprec_at_recall",)
+FRACTION_CUTOFFS = ("iprec_at_recall", "rbp", "rbp_residual")
 
 Measures = dict[str, tuple[float, ...]]  # family -> cutoffs (ints, or fractions; empty for families without)
 
@@ -77,7 +83,7 @@ def _cutoffs(spec: str, params: str, fractions: bool) -> list[float]:
         except ValueError:
             value = math.nan
         if fractions:
-            valid, expected = 0 <= value <= 1, "recall levels in [0, 1]"
+            valid, expected = 0 <= value <= 1, "numbers in [0, 1] (recall levels, RBP's persistence)"
         else:
             valid, expected = value >= 1 and str(value) == text.strip().lstrip("+"), "positive integers"
         if not valid:
