@@ -54,7 +54,7 @@ def test_compare_trains_every_loss_on_the_same_data(tmp_path, capsys):
     best = result["runs"][means.index(max(means))]["loss"]
     assert f"| {best} " in out.split("paired t-test against the best loss")[1]
     for r in result["runs"]:
-        assert r["test_per_query"].shape == (16,)  # the tiny config's test queries
+        assert r["test_per_query"].shape == (32,)  # the tiny config's test queries
 
 
 @pytest.mark.parametrize("layout", ["letor", "gzip", "train_test", "lightgbm", "xgboost"])
