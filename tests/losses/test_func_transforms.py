@@ -48,10 +48,10 @@ def _call(name: str, impl: str | None, **options):
     if name.startswith("neural_ndcg"):
         options.setdefault("sinkhorn_iters", 5)
 
-    def call(scores, target, mask):
+    def call(scores, target, mask, **more):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # label-like teachers, swapped-looking inputs
-            return fn(scores, target, mask=mask, **options)
+            return fn(scores, target, mask=mask, **options, **more)
 
     return call
 
@@ -196,3 +196,23 @@ def test_a_module_of_block_primitives_works_under_torch_func():
     torch.testing.assert_close(vmap(grad(streaming))(scores), vmap(grad(dense))(scores))
     ranks = vmap(lambda s: StreamingRanks.apply(s, mask, 0.5, ops))(scores)
     torch.testing.assert_close(ranks, vmap(lambda s: dense_ranks(s, mask, 0.5))(scores))
+
+
+@pytest.mark.parametrize(("name", "impl"), [("listnet_loss", None), ("neural_ndcg_loss", "kernel"),
+                                            ("distill_ranknet_loss", None)])
+def test_flat_items_under_torch_func(name, impl):
+    scores, target, _ = _inputs(name, (3, 7), seed=7)
+    indexes = torch.tensor([4, 4, 1, 4, 1, 9, 9])
+    call = _call(name, impl, reduction="none")
+
+    def flat(s, t, ids):
+        return call(s, t, None, indexes=ids)
+
+    torch.testing.assert_close(vmap(flat, in_dims=(0, 0, None))(scores, target, indexes),
+                               torch.stack([flat(s, t, indexes) for s, t in zip(scores, target)]), equal_nan=True)
+    total = _call(name, impl)
+    first = scores[0], target[0], None
+    expected = _autograd(lambda s, t, m: total(s, t, m, indexes=indexes), *first)
+    torch.testing.assert_close(grad(lambda s: total(s, target[0], None, indexes=indexes))(scores[0]), expected)
+    with pytest.raises(ValueError, match="in_dims=None"):  # lists that differ per entry: padded lists instead
+        vmap(flat)(scores, target, indexes.expand(3, 7))

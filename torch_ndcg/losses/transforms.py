@@ -49,6 +49,16 @@ def check_gain_readable(gain: object, validate: bool) -> None:
         )
 
 
+def batched(tensor: object) -> bool:
+    """Whether ``tensor`` is batched by a ``vmap`` (at any level beneath other transforms)."""
+    functorch = torch._C._functorch
+    while isinstance(tensor, Tensor) and functorch.is_functorch_wrapped_tensor(tensor):
+        if functorch.is_batchedtensor(tensor):
+            return True
+        tensor = functorch.get_unwrapped(tensor)
+    return False
+
+
 def vmap_over_lists(
     apply: Callable[..., Any], info: Any, in_dims: Sequence[int | None], args: Sequence[Any],
     list_dims: int | Sequence[int] = 0,
