@@ -136,6 +136,9 @@ def test_vmap_refuses_a_bad_entry_as_the_single_call_does(name, impl):
     with pytest.raises(ValueError, match="NaN") as batched:
         vmap(call)(scores, target, mask)
     assert str(batched.value) == str(single.value)
+    with pytest.raises(ValueError, match="NaN") as differentiated:
+        grad(lambda s: call(s, target[2], mask[2]).sum())(scores[2])
+    assert str(differentiated.value) == str(single.value)
 
 
 @pytest.mark.parametrize(("name", "impl"), [("approx_ndcg_loss", "dense"), ("lambda_loss", "streaming"),
