@@ -157,7 +157,10 @@ def check_exp2_range(
 def discounts(depth: int, discount: Discount, dtype: torch.dtype, device: torch.device) -> Tensor:
     """``discount(rank)`` for ranks ``1..depth`` as a ``[depth]`` tensor (never modify it in place:
     the built-in ones are cached, since every metric call needs them)."""
-    if isinstance(discount, str) and not torch.compiler.is_compiling():
+    # Not cached under a torch.func transform: a tensor made there may be one of its wrappers,
+    # which would outlive the transform in the cache.
+    transformed = torch._C._are_functorch_transforms_active()
+    if isinstance(discount, str) and not torch.compiler.is_compiling() and not transformed:
         return _builtin_discounts(depth, discount, dtype, device)
     return _discounts(depth, discount, dtype, device)
 

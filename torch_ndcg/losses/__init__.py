@@ -17,6 +17,15 @@ and sizes): the same values and gradients as the padded lists, at the cost of th
 The distillation losses take a teacher's real-valued scores (``teacher_scores``) as the target
 instead of labels: ``distill_listnet_loss``, ``distill_listmle_loss``, ``distill_ranknet_loss``,
 ``margin_mse_loss`` and ``adr_mse_loss`` (:mod:`.distill`).
+
+Every loss and ``impl`` works under ``torch.func``: ``grad`` and ``jacrev`` give autograd's
+gradient (the streaming and kernel paths' backward is then the dense reference's, at its
+memory, as under ``create_graph=True``), and ``vmap`` over leading axes gives the loop of single
+calls, each batch entry checked as a call of its own (:mod:`.transforms`). Refused, with the
+way out named: ``tol`` under ``grad`` (no second derivative), and ``validate=True`` with a
+callable ``gain`` under ``vmap`` (its values are checked on the host). Forward mode (``jvp``,
+``jacfwd``, ``hessian``) runs where no custom autograd Function does (the dense paths, ListNet,
+softmax, the other distillation losses); a Hessian is ``jacrev(jacrev(loss))`` on every path.
 """
 
 from .approx import approx_ndcg, approx_ndcg_loss

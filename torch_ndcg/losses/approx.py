@@ -28,6 +28,7 @@ from ..validation import names_arguments
 from . import common
 from .layout import flat_call
 from .options import DEFAULT_TEMPERATURE, ApproxNDCGOptions
+from .transforms import vmap_over_lists
 
 
 def dense_ranks(scores: Tensor, valid: Tensor, tau: float) -> Tensor:
@@ -42,20 +43,27 @@ class StreamingRanks(torch.autograd.Function):
     """The same ranks in O(B·N) memory; the backward recomputes the sigmoid blocks."""
 
     @staticmethod
-    def forward(ctx, scores: Tensor, valid: Tensor, tau: float, ops: Any) -> Tensor:
-        v = valid.to(scores.dtype)
-        ctx.save_for_backward(scores, v)
-        ctx.tau, ctx.ops = tau, ops
-        ranks = ops.approx_ranks(scores, v, tau)
+    def forward(scores: Tensor, valid: Tensor, tau: float, ops: Any) -> Tensor:
+        ranks = ops.approx_ranks(scores, valid.to(scores.dtype), tau)
         _release(ops)
         return ranks
 
     @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        scores, valid, tau, ops = inputs
+        ctx.save_for_backward(scores, valid)
+        ctx.tau, ctx.ops = tau, ops
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        return vmap_over_lists(StreamingRanks.apply, info, in_dims, args)
+
+    @staticmethod
     def backward(ctx, grad_pi: Tensor):
-        scores, v = ctx.saved_tensors
-        if torch.is_grad_enabled():  # create_graph=True: the dense reference's graph
-            return common.second_order(lambda x: dense_ranks(x, v > 0, ctx.tau), scores, grad_pi), None, None, None
-        grad = ctx.ops.approx_ranks_backward(scores, v, ctx.tau, grad_pi)
+        scores, valid = ctx.saved_tensors
+        if torch.is_grad_enabled():  # create_graph=True (and torch.func): the dense reference's graph
+            return common.second_order(lambda x: dense_ranks(x, valid, ctx.tau), scores, grad_pi), None, None, None
+        grad = ctx.ops.approx_ranks_backward(scores, valid.to(scores.dtype), ctx.tau, grad_pi)
         _release(ctx.ops)
         return grad, None, None, None
 

@@ -24,7 +24,8 @@ from ..options import REDUCTIONS
 from ..validation import check_option, names_arguments
 from .relaxations import blocks
 from .options import single_cutoff
-from .value_checks import check_smooth_values, validated, validated_smooth_values
+from .transforms import check_gain_readable, transforms_active
+from .value_checks import register_check, validated, validated_smooth_values
 
 P = ParamSpec("P")
 
@@ -94,6 +95,7 @@ def prepare(
     """Check inputs exactly as the metrics do and compute the exact IDCG@k (skipped, a sort
     per list, with ``ideal=False`` for losses that only ask whether anything is relevant)."""
     check_loss_scores(scores)
+    check_gain_readable(gain, validate)
     cutoff = single_cutoff(k)
     checked = validate and isinstance(gain, str)  # behind one read, and compiled as one op
     if checked:
@@ -184,14 +186,29 @@ def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
     if lists.validate and torch.compiler.is_compiling():
         values = validated_smooth_values(values, is_empty)
     elif may_read_values(values, lists.validate):
-        check_smooth_values(values, is_empty)
-    return reduce(apply_empty(values, is_empty, empty).reshape(lists.batch_shape), reduction)
+        values = validated_smooth_values(values, is_empty)  # (the check itself in eager mode)
+    if empty == "error":  # refused by a registered check, which torch.compile and torch.func keep too
+        values = _relevant_queries(values, is_empty)
+    else:
+        values = apply_empty(values, is_empty, empty)
+    return reduce(values.reshape(lists.batch_shape), reduction)
+
+
+#: ``values`` once no query is empty (``apply_empty``'s ``"error"``; see :func:`register_check`).
+_relevant_queries = register_check(
+    "check_queries_relevant", "Tensor values, Tensor is_empty",
+    lambda values, is_empty: apply_empty(values, is_empty, "error"),
+)
 
 
 def second_order(dense: Callable[[Tensor], Tensor], scores: Tensor, grad: Tensor) -> Tensor:
     """The gradient ``grad · ∂dense(scores)/∂scores`` as a differentiable graph: what a backward
     with an analytic gradient returns under ``create_graph=True``, so that every path has the
-    dense reference's second derivatives (at the dense path's memory)."""
+    dense reference's second derivatives (at the dense path's memory). Under a torch.func
+    transform, whose backward always asks for such a graph, torch.func's own ``vjp`` builds it
+    (``torch.autograd.grad`` does not see the transform's levels)."""
+    if transforms_active():
+        return torch.func.vjp(dense, scores)[1](grad)[0]
     (result,) = torch.autograd.grad(dense(scores), scores, grad, create_graph=True)
     return result
 
@@ -226,11 +243,8 @@ def nothing_to_rank(lists: LossLists) -> Tensor:
 def finish_loss(values: Tensor, is_empty: Tensor | None, batch_shape: torch.Size, empty: str, reduction: str) -> Tensor:
     """Per-list losses ``[B]`` → ``empty`` applied, then reduced like the metric (NaN = skipped).
     ``is_empty`` may be None with ``empty="keep"``, which never reads it."""
-    if empty == "error" and bool(is_empty.any()):
-        raise ValueError(
-            "a list has nothing to rank (no relevant item, or fewer than two real items) and "
-            "empty='error'; choose empty='skip', 'zero' or 'keep'"
-        )
+    if empty == "error":
+        values = _lists_to_rank(values, is_empty)
     if empty in ("skip", "zero"):
         # 0, not NaN, where a mean or sum follows: a skipped list then drops out as a 0 term and
         # a smaller count, in fewer operations forward and backward than reduce's NaN-aware mean.
@@ -243,6 +257,18 @@ def finish_loss(values: Tensor, is_empty: Tensor | None, batch_shape: torch.Size
     if empty != "skip":
         return values.mean()
     return values.sum() / (values.numel() - is_empty.sum()).clamp(min=1).to(values.dtype)  # no list kept: 0
+
+
+def _check_lists_to_rank(values: Tensor, is_empty: Tensor) -> None:
+    if bool(is_empty.any()):
+        raise ValueError(
+            "a list has nothing to rank (no relevant item, or fewer than two real items) and "
+            "empty='error'; choose empty='skip', 'zero' or 'keep'"
+        )
+
+
+#: ``values`` once no list is empty (``empty="error"`` of :func:`finish_loss`; see :func:`register_check`).
+_lists_to_rank = register_check("check_lists_to_rank", "Tensor values, Tensor is_empty", _check_lists_to_rank)
 
 
 

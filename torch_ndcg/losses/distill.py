@@ -165,12 +165,23 @@ def _has_ties(teacher: Tensor, valid: Tensor) -> bool:
     return bool(((ordered[..., 1:] == ordered[..., :-1]) & (ordered[..., 1:] >= 0)).any())
 
 
-def _finish(owner: str, values: Tensor, is_empty: Tensor, lists: TeacherLists, empty: str, reduction: str) -> Tensor:
-    if empty == "error" and bool(is_empty.any()):
+def _check_lists_to_rank(values: Tensor, is_empty: Tensor, owner: str) -> None:
+    if bool(is_empty.any()):
         raise ValueError(
             f"{owner}: a list has fewer than two real items, so nothing to rank, and empty='error'; "
             "choose empty='skip', 'zero' or 'keep'"
         )
+
+
+# A registered check, which torch.compile and torch.func keep (see register_check).
+_lists_to_rank = register_check(
+    "check_teacher_lists_to_rank", "Tensor values, Tensor is_empty, str owner", _check_lists_to_rank
+)
+
+
+def _finish(owner: str, values: Tensor, is_empty: Tensor, lists: TeacherLists, empty: str, reduction: str) -> Tensor:
+    if empty == "error":
+        values = _lists_to_rank(values, is_empty, owner)
     return common.finish_loss(values, is_empty, lists.batch_shape, empty, reduction)
 
 
@@ -280,7 +291,7 @@ def distill_listmle_loss(
     order = listwise.label_order(lists.teacher, padding, None)
     ranked_padding = None if padding is None else padding.gather(-1, order)
     may_read = (validate or lists.scores.is_cpu) and not torch.compiler.is_compiling()
-    values = listwise.PlackettLuce.apply(lists.scores, order, ranked_padding, may_read)
+    values = listwise.PlackettLuce.apply(lists.scores, order, ranked_padding, may_read)[0]
     return _finish("distill_listmle_loss", values, _too_short(lists), lists, empty, reduction)
 
 

@@ -137,14 +137,15 @@ def lambda_loss(
         high, low = gains.masked_fill(~valid, 0.0) / idcg, gains.masked_fill(~valid, torch.inf) / idcg
         at_rank = d.discounts(depth + 1, discount, lists.scores.dtype, lists.scores.device)  # D(1) … D(depth + 1)
 
-    def weight(rows: slice, cols: slice) -> Tensor:
+    def weight(rows: slice, cols: slice, high: Tensor, low: Tensor) -> Tensor:
         if weighting == "none":
-            return preferred(high, low, rows, cols).to(lists.scores.dtype)
+            return preferred(high, low, rows, cols).to(high.dtype)
         gain_gap = (high[:, rows, None] - low[:, None, cols]).clamp(min=0)
         return gain_gap * rank_weights(weighting, float(mu), at_rank, rows, cols)
 
     # σ scales the N scores once, and the change to bits the B sums, not every pair.
-    nats = pair_sum(lists.scores.gather(-1, top) * float(sigma), PairTerms(weight, F.softplus, torch.sigmoid), impl)
+    terms = PairTerms(weight, (high, low), F.softplus, torch.sigmoid)
+    nats = pair_sum(lists.scores.gather(-1, top) * float(sigma), terms, impl)
     values = nats / math.log(2)
     is_empty = common.nothing_to_rank(lists) | (pair_counts(lists) == 0)
     return common.finish_loss(values, is_empty, lists.batch_shape, empty, reduction)

@@ -31,6 +31,7 @@ from ..aggregation import reduce
 from ..options import DEFAULT_REDUCTION, REDUCTIONS
 from ..validation import check_option
 from .relaxations.sinkhorn.plan import plan
+from .transforms import batched
 
 
 def flat_call(loss: Callable[..., Tensor], arguments: dict[str, Any]) -> Tensor:
@@ -46,6 +47,11 @@ def flat_call(loss: Callable[..., Tensor], arguments: dict[str, Any]) -> Tensor:
             given.update(given.pop(name, None) or {})
     target = list(inspect.signature(loss).parameters)[1]  # relevance, or a teacher's scores
     scores, relevance, indexes, mask = (given.pop(name) for name in ("scores", target, "indexes", "mask"))
+    if batched(indexes) or batched(mask):  # the lists' sizes would differ from entry to entry
+        raise ValueError(
+            "indexes and mask of flat items must be the same for every torch.func.vmap entry (in_dims=None); "
+            "for lists that differ per entry, pass padded [..., N] lists with mask= instead"
+        )
     reduction = given.pop("reduction", DEFAULT_REDUCTION)
     check_option("reduction", reduction, REDUCTIONS)
     scores, relevance, indexes, _ = flat.select(scores, relevance, indexes, mask)

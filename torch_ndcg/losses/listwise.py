@@ -24,6 +24,7 @@ from ..validation import as_float_scores, check_gain_values, names_arguments
 from . import common
 from .layout import flat_call
 from .options import GainLossOptions, ListMLEOptions, LossOptions
+from .transforms import check_gain_readable, transforms_active, vmap_over_lists
 from .value_checks import validated, warn_nothing_relevant
 
 
@@ -56,9 +57,11 @@ def _checked(scores: Tensor, relevance: Tensor, mask: Tensor | None, options: Lo
     empty, reduction, validate = options.empty, options.reduction, options.validate
     gain = getattr(options, "gain", DEFAULT_GAIN)
     common.check_loss_scores(scores)
+    check_gain_readable(gain, validate)
     dtype = check_layout(scores, relevance, mask)
-    if validate and isinstance(gain, str) and torch.compiler.is_compiling():
-        # One operator, not the graph break of _finish's host read (value_checks.py).
+    if validate and isinstance(gain, str) and (torch.compiler.is_compiling() or transforms_active()):
+        # One operator, not the graph break of _finish's host read (value_checks.py); under
+        # torch.func it reads the plain tensors beneath the transform's wrappers.
         scores, validate = validated(scores, relevance, mask, gain), False
     scores = as_float_scores("scores", scores).to(dtype)
     relevance = relevance.to(dtype)
@@ -241,26 +244,40 @@ class PlackettLuce(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, scores: Tensor, order: Tensor, padding: Tensor | None, may_read: bool) -> Tensor:
+    def forward(
+        scores: Tensor, order: Tensor, padding: Tensor | None, may_read: bool
+    ) -> tuple[Tensor, Tensor, Tensor, bool]:
+        """The sums ``[B]``, then what the backward needs: two tensors and which form made them."""
         ranked = _ranked(scores, order, padding)
         top = ranked.amax(-1, keepdim=True).clamp_(min=torch.finfo(ranked.dtype).min)  # padding only: finite
         shifted = ranked - top
-        ctx.shifted = may_read and shifted.numel() > 0 and bool(_sums_are_exact(shifted, padding))
-        if ctx.shifted:
+        if may_read and shifted.numel() > 0 and bool(_sums_are_exact(shifted, padding)):
             exp = shifted.exp()
             sums = exp.cumsum(-1)
             terms = sums.log().sub_(shifted)
-            ctx.save_for_backward(exp, sums, order, padding, scores)
+            first, second, by_sums = exp, sums, True
         else:
             ell = ranked.logcumsumexp(-1)
             terms = ell - ranked
-            ctx.save_for_backward(ranked, ell, order, padding, scores)
-        return (terms if padding is None else terms.masked_fill_(padding, 0.0)).sum(-1)
+            first, second, by_sums = ranked, ell, False
+        values = (terms if padding is None else terms.masked_fill_(padding, 0.0)).sum(-1)
+        return values, first, second, by_sums
 
     @staticmethod
-    def backward(ctx, grad: Tensor):
+    def setup_context(ctx, inputs, output) -> None:
+        scores, order, padding, _ = inputs
+        _, first, second, ctx.shifted = output
+        ctx.save_for_backward(first, second, order, padding, scores)
+        ctx.mark_non_differentiable(first, second)
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        return vmap_over_lists(PlackettLuce.apply, info, in_dims, args)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor, *_):
         first, second, order, padding, scores = ctx.saved_tensors
-        if torch.is_grad_enabled():  # create_graph=True: a gradient that is itself differentiable
+        if torch.is_grad_enabled():  # create_graph=True (and torch.func): a differentiable gradient
             ranked = _ranked(scores, order, padding)
             slope = _log_space_slope(ranked, ranked.logcumsumexp(-1), padding)
             return torch.zeros_like(slope).scatter(-1, order, slope * grad.unsqueeze(-1)), None, None, None
@@ -341,7 +358,7 @@ def listmle_loss(
     if torch.compiler.is_compiling():
         values = _plackett_luce_traced(lists.scores, order, padding)
     else:
-        values = PlackettLuce.apply(lists.scores, order, padding, may_read_values(lists.scores, lists.validate))
+        values = PlackettLuce.apply(lists.scores, order, padding, may_read_values(lists.scores, lists.validate))[0]
     return _finish(values, lists)
 
 

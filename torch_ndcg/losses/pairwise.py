@@ -25,6 +25,7 @@ from ..validation import names_arguments
 from . import common
 from .layout import flat_call
 from .options import DEFAULT_MARGIN, DEFAULT_SIGMA, PairwiseHingeOptions, RankNetOptions
+from .transforms import vmap_over_lists
 
 # Elements per [B, block, N] slab of the streaming path: 2^22 float64 elements are 32 MiB, and a
 # block holds a handful of such temporaries (B = 4, N = 4096: 256 rows per block).
@@ -33,12 +34,15 @@ SLAB_ELEMENTS = 2**22
 
 @dataclass(frozen=True)
 class PairTerms:
-    """``weight(rows, cols)`` → ``[B, rows, cols]`` pair weights (0 for non-pairs); ``phi`` and
-    its derivative ``slope`` act on ``s_j − s_i``, how far the lesser item j is scored above i.
+    """``weight(rows, cols, *vectors)`` → ``[B, rows, cols]`` pair weights (0 for non-pairs),
+    built from the per-list tensors ``vectors`` (``[B, ...]`` each, handed to the weight as
+    arguments, so that the streaming Function and torch.func see them); ``phi`` and its
+    derivative ``slope`` act on ``s_j − s_i``, how far the lesser item j is scored above i.
     ``triangular``: items are sorted so that a preferred item always comes first, and a block of
     rows needs only the columns from its first row on (half the pairs)."""
 
-    weight: Callable[[slice, slice], Tensor]
+    weight: Callable[..., Tensor]
+    vectors: tuple[Tensor, ...]
     phi: Callable[[Tensor], Tensor]
     slope: Callable[[Tensor], Tensor]
     triangular: bool = False
@@ -64,47 +68,61 @@ def row_blocks(batch: int, length: int, triangular: bool = False) -> list[slice]
     return [slice(start, min(start + rows, length)) for start in range(0, length, rows)]
 
 
-def dense_pair_sum(scores: Tensor, terms: PairTerms) -> Tensor:
-    """``[B]`` per-list sums from the full ``[B, N, N]`` matrices, differentiated by autograd."""
+def dense_pair_sum(scores: Tensor, terms: PairTerms, vectors: tuple[Tensor, ...] | None = None) -> Tensor:
+    """``[B]`` per-list sums from the full ``[B, N, N]`` matrices, differentiated by autograd
+    (the weights from ``vectors``, by default the terms' own)."""
     every = slice(0, scores.shape[-1])
-    return (terms.weight(every, every) * terms.phi(_differences(scores, every, every))).sum((-2, -1))
+    weights = terms.weight(every, every, *(terms.vectors if vectors is None else vectors))
+    return (weights * terms.phi(_differences(scores, every, every))).sum((-2, -1))
 
 
 class StreamingPairSum(torch.autograd.Function):
-    """The same sums one ``[B, block, N]`` slab at a time; the backward recomputes each slab."""
+    """The same sums one ``[B, block, N]`` slab at a time; the backward recomputes each slab.
+    The weights' vectors come as arguments (``terms.vectors`` is not read here)."""
 
     @staticmethod
-    def forward(ctx, scores: Tensor, terms: PairTerms) -> Tensor:
-        ctx.save_for_backward(scores)
-        ctx.terms = terms
+    def forward(scores: Tensor, terms: PairTerms, *vectors: Tensor) -> Tensor:
         total = scores.new_zeros(scores.shape[0])
         for rows in row_blocks(*scores.shape, terms.triangular):
             cols = _columns(terms, rows, scores.shape[-1])
             # Out of place: torch.compile (torch 2.11) gave a result summed in place into a fresh
             # tensor no gradient at all.
-            total = total + terms.phi(_differences(scores, rows, cols)).mul_(terms.weight(rows, cols)).sum((-2, -1))
+            weight = terms.weight(rows, cols, *vectors)
+            total = total + terms.phi(_differences(scores, rows, cols)).mul_(weight).sum((-2, -1))
         return total
 
     @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        scores, terms, *vectors = inputs
+        ctx.save_for_backward(scores, *vectors)
+        ctx.terms = terms
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        return vmap_over_lists(StreamingPairSum.apply, info, in_dims, args)
+
+    @staticmethod
     def backward(ctx, grad: Tensor):
-        (scores,) = ctx.saved_tensors
-        terms = ctx.terms
-        if torch.is_grad_enabled():  # create_graph=True: the dense reference's graph
-            return common.second_order(lambda x: dense_pair_sum(x, terms), scores, grad), None
+        scores, *vectors = ctx.saved_tensors
+        terms, unused = ctx.terms, (None,) * (1 + len(vectors))
+        if torch.is_grad_enabled():  # create_graph=True (and torch.func): the dense reference's graph
+            return common.second_order(lambda x: dense_pair_sum(x, terms, tuple(vectors)), scores, grad), *unused
         grad_scores = torch.zeros_like(scores)
         for rows in row_blocks(*scores.shape, terms.triangular):
             cols = _columns(terms, rows, scores.shape[-1])
-            slab = terms.slope(_differences(scores, rows, cols)).mul_(terms.weight(rows, cols))
+            slab = terms.slope(_differences(scores, rows, cols)).mul_(terms.weight(rows, cols, *vectors))
             grad_scores[:, rows] -= slab.sum(-1)  # ∂(s_j − s_i)/∂s_i = −1
             grad_scores[:, cols] += slab.sum(-2)  # ∂(s_j − s_i)/∂s_j = 1
-        return grad_scores * grad[:, None], None
+        return grad_scores * grad[:, None], *unused
 
 
 def pair_sum(scores: Tensor, terms: PairTerms, impl: str) -> Tensor:
     """``"auto"``: dense while the ``[B, N, N]`` matrices are small, streaming beyond."""
     if impl == "auto":
         impl = common.auto_impl(scores.shape[0], scores.shape[-1], scores, triton=False)
-    return dense_pair_sum(scores, terms) if impl == "dense" else StreamingPairSum.apply(scores, terms)
+    if impl == "dense":
+        return dense_pair_sum(scores, terms)
+    return StreamingPairSum.apply(scores, terms, *terms.vectors)
 
 
 def pair_keys(gains: Tensor, valid: Tensor) -> tuple[Tensor, Tensor]:
@@ -123,6 +141,10 @@ def check_scale(name: str, value: float, dtype: torch.dtype) -> None:
     an infinite one, or one that overflows there, would make every loss inf or NaN."""
     if not (math.isfinite(value) and abs(value) <= torch.finfo(dtype).max):
         raise ValueError(f"{name} must be finite in {dtype} (at most {torch.finfo(dtype).max:.3g}), got {value!r}")
+
+
+def _preferred_per_pair(rows: slice, cols: slice, high: Tensor, low: Tensor, per_pair: Tensor) -> Tensor:
+    return preferred(high, low, rows, cols) * per_pair
 
 
 def pair_counts(lists: common.LossLists) -> Tensor:
@@ -155,7 +177,7 @@ def _mean_over_pairs(
     high, low = pair_keys(lists.gains, lists.valid)
     order = high.sort(dim=-1, descending=True).indices
     high, low = high.gather(-1, order), low.gather(-1, order)
-    terms = PairTerms(lambda rows, cols: preferred(high, low, rows, cols) * per_pair, phi, slope, triangular=True)
+    terms = PairTerms(_preferred_per_pair, (high, low, per_pair), phi, slope, triangular=True)
     # The scale (RankNet's σ) multiplies the N scores once rather than every pair's difference.
     values = pair_sum(lists.scores.gather(-1, order) * scale, terms, impl)
     return common.finish_loss(values, common.nothing_to_rank(lists) | (counts == 0), lists.batch_shape, empty, reduction)

@@ -31,6 +31,7 @@ from torch import Tensor
 from .. import definitions as d
 from ..dense import check_values
 from ..validation import caller_stacklevel, unmasked, warn_if_swapped
+from .transforms import transforms_active
 
 
 def check_inputs(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> None:
@@ -97,12 +98,21 @@ def register_check(name: str, arguments: str, check: Callable[..., None]) -> Cal
     def fake(first: Tensor, *rest: Any) -> Tensor:
         return first.new_empty(())
 
+    def batched(info: Any, in_dims: tuple[int | None, ...], *arguments: Any) -> tuple[Tensor, None]:
+        # Under vmap: the operator once per batch entry, so each is checked as a call of its own.
+        for index in range(info.batch_size):
+            operator(*(a if d is None else a.select(d, index) for a, d in zip(arguments, in_dims)))
+        return arguments[0].new_zeros(()), None
+
     torch.library.impl(_LIBRARY, name, "CompositeExplicitAutograd")(kernel)
     torch.library.register_fake(f"torch_ndcg::{name}", fake, lib=_LIBRARY)
     operator = getattr(torch.ops.torch_ndcg, name)
+    torch.library.register_vmap(f"torch_ndcg::{name}", batched, lib=_LIBRARY)
 
     def checked(tensor: Tensor, *rest: Any) -> Tensor:
-        if torch.compiler.is_compiling():
+        # Under a torch.func transform the wrapped tensors cannot be read; the operator's
+        # kernel reads the plain ones beneath (vmap runs it once per batch entry).
+        if torch.compiler.is_compiling() or transforms_active():
             return tensor + operator(tensor.detach(), *rest)
         check(tensor, *rest)
         return tensor

@@ -21,10 +21,12 @@ values, so second derivatives are dense's (at dense's memory). Under autocast, h
 inputs run in float32 (the scalings need its range). One implementation (:mod:`.kernel`)
 serves CPU and CUDA.
 
-An eager call on plain tensors (no compiler, export, FakeTensor or other dispatch mode, functorch
-transform or autocast) reaches the same forward and backward through a ``torch.autograd.Function``
-instead: the operator's Python dispatch layers cost more than the loss's arithmetic on short
-lists. Values and gradients are the same code's, so the two routes agree to the bit.
+An eager call on plain tensors (no compiler, export, FakeTensor or other dispatch mode or
+autocast) reaches the same forward and backward through a ``torch.autograd.Function`` instead:
+the operator's Python dispatch layers cost more than the loss's arithmetic on short lists.
+Values and gradients are the same code's, so the two routes agree to the bit. Calls under a
+torch.func transform (``grad``, ``jacrev``, ``vmap``) take that route too
+(:mod:`...transforms`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from torch import Tensor
 from torch.utils._python_dispatch import _get_current_dispatch_mode as _current_dispatch_mode
 
 from . import kernel
-from ...common import SortRelaxation
+from ...common import SortRelaxation, second_order
+from ...transforms import transforms_active, vmap_over_lists
 from .dense import dense_dcg
 
 
@@ -91,17 +94,17 @@ def _gradient(ctx, grad_dcg: Tensor, backward: Callable[..., Tensor]) -> Tensor:
     ``create_graph=True`` the dense reference's differentiable gradient."""
     values, lengths, rank_weight, gains, history, kernels, record = ctx.saved_tensors
     tau, iters, transposed, tol = ctx.options
-    if torch.is_grad_enabled():  # create_graph=True: a gradient that is itself differentiable
+    if torch.is_grad_enabled():  # create_graph=True (and torch.func): a gradient that is itself differentiable
         if tol is not None:
             raise ValueError(
-                "impl='kernel' with tol (early stopping) has no second derivative (create_graph=True); "
-                "leave tol=None, or use impl='dense'"
+                "impl='kernel' with tol (early stopping) has no second derivative (create_graph=True), and "
+                "torch.func's grad, jacrev and vjp always ask for one; leave tol=None, or use impl='dense'"
             )
         valid = torch.arange(values.shape[-1], device=values.device)[None, :] < lengths[:, None]
         relaxation = SortRelaxation(valid, rank_weight, gains, tau, iters, transposed)
-        real = torch.where(valid, values, torch.zeros_like(values))
-        (grad,) = torch.autograd.grad(dense_dcg(real, relaxation), values, grad_dcg, create_graph=True)
-        return grad
+        return second_order(
+            lambda x: dense_dcg(torch.where(valid, x, torch.zeros_like(x)), relaxation), values, grad_dcg
+        )
     return backward(grad_dcg, values, lengths, rank_weight, gains, history, kernels, record, tau, iters, transposed, tol)
 
 
@@ -124,6 +127,10 @@ class _Eager(torch.autograd.Function):
         ctx.set_materialize_grads(False)
 
     @staticmethod
+    def vmap(info, in_dims, *args):
+        return vmap_over_lists(_Eager.apply, info, in_dims, args, list_dims=(0, 1, 0, 0))  # history: [steps, B, N]
+
+    @staticmethod
     def backward(ctx, grad_dcg, *_):
         if grad_dcg is None:
             return (None,) * 8
@@ -138,7 +145,7 @@ def _plain_eager(*tensors: Tensor) -> bool:
         return False
     if any(type(t) is not Tensor for t in tensors) or _current_dispatch_mode() is not None:
         return False
-    if torch._C._are_functorch_transforms_active():
+    if transforms_active():
         return False
     device = tensors[0].device.type
     if device not in ("cpu", "cuda"):  # the operator's own devices; others (meta, …) get its fake
@@ -157,5 +164,13 @@ def kernel_dcg(scores: Tensor, relaxation: SortRelaxation, tol: float | None = N
     order = torch.argsort((~r.valid).to(torch.int8), dim=-1, stable=True)  # real items first
     values = scores.gather(-1, order)
     args = (values, lengths, r.rank_weight, r.gains.gather(-1, order), r.tau, r.iters, r.transposed, tol)
-    dcg, *_ = (_Eager.apply if _plain_eager(*args[:4]) else sinkhorn_dcg)(*args)
+    dcg, *_ = (_Eager.apply if _under_torch_func() or _plain_eager(*args[:4]) else sinkhorn_dcg)(*args)
     return dcg
+
+
+def _under_torch_func() -> bool:
+    """Whether a torch.func transform runs (and no compiler): then :class:`_Eager` stands in for
+    the operator, whose generated autograd Function lacks the ``setup_context`` that torch.func
+    needs; :class:`_Eager` runs on the plain tensors beneath the transform's wrappers."""
+    compiling = torch.compiler.is_compiling() or getattr(torch.compiler, "is_exporting", lambda: False)()
+    return transforms_active() and not compiling

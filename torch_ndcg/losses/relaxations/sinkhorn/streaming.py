@@ -31,6 +31,7 @@ from torch import Tensor
 from .. import blocks
 from ..blocks import WeightedMean
 from ...common import SortRelaxation, positions, second_order, valid_counts
+from ...transforms import vmap_over_lists
 from .dense import dense_dcg
 
 
@@ -54,12 +55,15 @@ def row_coefficients(valid: Tensor, tau: float, dtype: torch.dtype) -> tuple[Ten
 
 
 class SinkhornDCG(torch.autograd.Function):
-    """Smooth DCG ``[B]`` of ``scores [B, N]``; ``ops`` provides the block primitives."""
+    """Smooth DCG ``[B]`` of ``scores [B, N]`` (the relaxation's tensors as arguments of their
+    own, so that torch.func sees them); ``ops`` provides the block primitives. The forward also
+    returns what the backward needs (not differentiable)."""
 
     @staticmethod
-    def forward(ctx, scores: Tensor, relaxation: SortRelaxation, ops: Any) -> Tensor:
-        valid, rank_weight, gains, tau = relaxation.valid, relaxation.rank_weight, relaxation.gains, relaxation.tau
-        iters, transposed = relaxation.iters, relaxation.transposed
+    def forward(
+        scores: Tensor, valid: Tensor, rank_weight: Tensor, gains: Tensor, tau: float, iters: int, transposed: bool,
+        ops: Any,
+    ) -> tuple[Tensor, ...]:
         r, rows = row_coefficients(valid, tau, scores.dtype)
         v = valid.to(scores.dtype)
         column = ops.abs_diff_sum(scores, v).div(-tau).masked_fill(~valid, -torch.inf)
@@ -80,16 +84,25 @@ class SinkhornDCG(torch.autograd.Function):
             dcg = (gains * mean).sum(-1)
         if hasattr(ops, "release"):
             ops.release()  # no block buffers held between forward and backward
-        ctx.save_for_backward(scores, valid, rank_weight, gains, f, mean, *states)
-        ctx.tau, ctx.iters, ctx.transposed, ctx.ops = tau, iters, transposed, ops
-        return dcg
+        return dcg, f, mean, *states
 
     @staticmethod
-    def backward(ctx, grad_dcg: Tensor):
+    def setup_context(ctx, inputs, output) -> None:
+        scores, valid, rank_weight, gains, tau, iters, transposed, ops = inputs
+        ctx.save_for_backward(scores, valid, rank_weight, gains, *output[1:])
+        ctx.mark_non_differentiable(*output[1:])
+        ctx.tau, ctx.iters, ctx.transposed, ctx.ops = tau, iters, transposed, ops
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        return vmap_over_lists(SinkhornDCG.apply, info, in_dims, args)
+
+    @staticmethod
+    def backward(ctx, grad_dcg: Tensor, *_):
         scores, valid, rank_weight, gains, f, mean, *states = ctx.saved_tensors
-        if torch.is_grad_enabled():  # create_graph=True: the dense reference's graph
+        if torch.is_grad_enabled():  # create_graph=True (and torch.func): the dense reference's graph
             relaxation = SortRelaxation(valid, rank_weight, gains, ctx.tau, ctx.iters, ctx.transposed)
-            return second_order(lambda x: dense_dcg(x, relaxation), scores, grad_dcg), None, None
+            return second_order(lambda x: dense_dcg(x, relaxation), scores, grad_dcg), *(None,) * 7
         ops, tau = ctx.ops, ctx.tau
         r, rows = row_coefficients(valid, tau, scores.dtype)
         steps = half_steps(ctx.iters, ctx.transposed)
@@ -119,7 +132,7 @@ class SinkhornDCG(torch.autograd.Function):
         grad_s = torch.where(valid, grad_s, torch.zeros_like(grad_s))
         if hasattr(ops, "release"):
             ops.release()  # the graph may outlive backward (a kept loss): keep no blocks with it
-        return grad_s, None, None
+        return grad_s, *(None,) * 7
 
 
 def sinkhorn_dcg(scores: Tensor, relaxation: SortRelaxation, ops: Any = None) -> Tensor:
@@ -129,4 +142,5 @@ def sinkhorn_dcg(scores: Tensor, relaxation: SortRelaxation, ops: Any = None) ->
     :class:`blocks.TorchBlocks`).
     """
     ops = blocks.TorchBlocks() if ops is None else ops
-    return SinkhornDCG.apply(scores, relaxation, ops)
+    r = relaxation
+    return SinkhornDCG.apply(scores, r.valid, r.rank_weight, r.gains, r.tau, r.iters, r.transposed, ops)[0]
