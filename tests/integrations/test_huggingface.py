@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import types
+from pathlib import Path
 
 import pytest
 import torch
@@ -11,42 +13,14 @@ pytest.importorskip("transformers", reason="the huggingface extra")
 pytest.importorskip("accelerate", reason="the huggingface extra (transformers.Trainer needs it)")
 pytest.importorskip("torchmetrics", reason="the metrics extra")
 
-from transformers import PretrainedConfig, PreTrainedModel, Trainer, TrainingArguments  # noqa: E402
-from transformers.modeling_outputs import SequenceClassifierOutput  # noqa: E402
-
 import torch_ndcg as tn  # noqa: E402
 from torch_ndcg.integrations.huggingface import RankingMetrics  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+from hf_trainer_ranker import Items, Scorer, ScorerConfig, main as example_main  # noqa: E402
+from transformers import Trainer, TrainingArguments  # noqa: E402
+
 FEATURES = 4
-
-
-class Scorer(PreTrainedModel):
-    """A linear scorer of feature vectors, as a PreTrainedModel; ``query_ids`` is taken and ignored."""
-
-    config_class = PretrainedConfig
-    main_input_name = "features"
-
-    def __init__(self, config: PretrainedConfig) -> None:
-        super().__init__(config)
-        self.linear = torch.nn.Linear(FEATURES, 1)
-
-    def forward(self, features, labels=None, query_ids=None):
-        scores = self.linear(features).squeeze(-1)
-        loss = None if labels is None else torch.nn.functional.mse_loss(scores, labels.float())
-        return SequenceClassifierOutput(loss=loss, logits=scores)
-
-
-class Items(torch.utils.data.Dataset):
-    def __init__(self, features, labels, query_ids):
-        self.rows = [
-            {"features": f, "labels": l, "query_ids": q} for f, l, q in zip(features, labels, query_ids)
-        ]  # fmt: skip
-
-    def __len__(self):
-        return len(self.rows)
-
-    def __getitem__(self, i):
-        return self.rows[i]
 
 
 def _arguments(tmp_path, batch_eval_metrics=True):
@@ -58,20 +32,21 @@ def _arguments(tmp_path, batch_eval_metrics=True):
 
 @pytest.fixture
 def items():
+    """9 queries of 3 to 10 items; the evaluation batches of 7 items cut through them."""
     generator = torch.Generator().manual_seed(0)
-    count = 60
-    features = torch.randn(count, FEATURES, generator=generator)
-    labels = torch.randint(0, 3, (count,), generator=generator).float()
-    query_ids = torch.randperm(count, generator=generator) % 9  # 9 queries, items in any order: they span batches
-    return features, labels, query_ids
+    sizes = torch.randint(3, 11, (9,), generator=generator).tolist()
+    return [(torch.randn(n, FEATURES, generator=generator), torch.randint(0, 3, (n,), generator=generator).float()) for n in sizes]
 
 
 def test_items_with_query_ids_in_a_real_evaluate(items, tmp_path):
-    features, labels, query_ids = items
-    model = Scorer(PretrainedConfig())
+    model = Scorer(ScorerConfig(num_features=FEATURES, hidden=8))
+    dataset = Items(items)
+    features = torch.stack([row["features"] for row in dataset.rows])
+    labels = torch.stack([row["labels"] for row in dataset.rows])
+    query_ids = torch.tensor([row["query_ids"] for row in dataset.rows])
     compute_metrics = RankingMetrics([tn.metrics.NDCG(k=(1, 5, 10)), tn.metrics.MRR(k=(10,))])
     trainer = Trainer(
-        model=model, args=_arguments(tmp_path), eval_dataset=Items(features, labels, query_ids),
+        model=model, args=_arguments(tmp_path), eval_dataset=dataset,
         compute_metrics=compute_metrics,
     )  # fmt: skip
     results = trainer.evaluate()
@@ -87,10 +62,9 @@ def test_items_with_query_ids_in_a_real_evaluate(items, tmp_path):
 
 
 def test_without_batch_eval_metrics_the_query_ids_are_missing_and_it_says_how(items, tmp_path):
-    features, labels, query_ids = items
     trainer = Trainer(
-        model=Scorer(PretrainedConfig()), args=_arguments(tmp_path, batch_eval_metrics=False),
-        eval_dataset=Items(features, labels, query_ids), compute_metrics=RankingMetrics(tn.metrics.NDCG(k=10)),
+        model=Scorer(ScorerConfig(num_features=FEATURES, hidden=8)), args=_arguments(tmp_path, batch_eval_metrics=False),
+        eval_dataset=Items(items), compute_metrics=RankingMetrics(tn.metrics.NDCG(k=10)),
     )  # fmt: skip
     with pytest.raises(ValueError, match="batch_eval_metrics=True"):
         trainer.evaluate()
@@ -121,3 +95,19 @@ def test_mistakes_are_named():
         compute_metrics(_prediction((scores, scores), labels, {"query_ids": torch.arange(4)}))
     with pytest.raises(TypeError, match="query_ids"):
         RankingMetrics(tn.metrics.NDCG(k=10), query_ids=3)
+
+
+def test_docstring_example_runs():
+    import doctest
+
+    from torch_ndcg.integrations import huggingface
+
+    result = doctest.testmod(huggingface, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted >= 3
+
+
+def test_the_example_trains_and_logs_ndcg(tmp_path, capsys):
+    results = example_main(["--epochs", "1", "--queries", "30", "10", "--output-dir", str(tmp_path)])
+    assert {"eval_ndcg@1", "eval_ndcg@5", "eval_ndcg@10"} <= set(results)
+    assert all(0 < results[f"eval_ndcg@{k}"] <= 1 for k in (1, 5, 10))
+    assert "validation: eval_ndcg@1" in capsys.readouterr().out

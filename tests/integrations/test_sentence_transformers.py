@@ -4,6 +4,8 @@ model, and the reranking evaluator against sentence-transformers' own."""
 from __future__ import annotations
 
 import logging
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,15 +19,18 @@ from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments  #
 from sentence_transformers.cross_encoder.evaluation import (  # noqa: E402
     CrossEncoderRerankingEvaluator as ReferenceEvaluator,
 )
-from tiny_models import tiny_bert  # noqa: E402
 
 import torch_ndcg as tn  # noqa: E402
 from torch_ndcg.integrations import sentence_transformers as st  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+from cross_encoder_reranker import main as example_main, tiny_bert  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def model_path(tmp_path_factory):
-    return tiny_bert(tmp_path_factory.mktemp("tiny-cross-encoder"))
+    words = sorted({word for text in QUERIES + [d for docs in DOCUMENTS for d in docs] for word in text.split()})
+    return tiny_bert(tmp_path_factory.mktemp("tiny-cross-encoder"), words=words)
 
 
 @pytest.fixture
@@ -191,7 +196,7 @@ def _samples(layout, queries, rng):
 @pytest.mark.parametrize(("layout", "always_rerank_positives"), [("documents", True), ("documents", False), ("negative", True)])
 @pytest.mark.parametrize("at_k", [1, 10])
 def test_evaluator_equals_sentence_transformers(layout, always_rerank_positives, at_k, tmp_path):
-    samples, scores = _samples(layout, 120, np.random.default_rng(at_k))
+    samples, scores = _samples(layout, 50, np.random.default_rng(at_k))
     options = dict(at_k=at_k, always_rerank_positives=always_rerank_positives, name="dev")
     reference_model, our_model = StubModel(scores), StubModel(scores)
     reference = ReferenceEvaluator(samples, **options)
@@ -237,3 +242,10 @@ def test_evaluator_logs_like_sentence_transformers(caplog):
     with caplog.at_level(logging.INFO):
         st.CrossEncoderRerankingEvaluator(samples)(StubModel(scores))
     assert "Base  -> Reranked" in caplog.text and "NDCG@10:" in caplog.text
+
+
+@pytest.mark.slow
+def test_the_example_trains_and_evaluates(tmp_path, capsys):
+    results = example_main(["--epochs", "2", "--output-dir", str(tmp_path)])
+    assert set(results) == {"toy_map", "toy_mrr@3", "toy_ndcg@3"}
+    assert "toy_ndcg@3" in capsys.readouterr().out
