@@ -249,3 +249,14 @@ def test_the_example_trains_and_evaluates(tmp_path, capsys):
     results = example_main(["--epochs", "2", "--output-dir", str(tmp_path)])
     assert set(results) == {"toy_map", "toy_mrr@3", "toy_ndcg@3"}
     assert "toy_ndcg@3" in capsys.readouterr().out
+
+
+def test_evaluator_without_a_positive_to_rerank_scores_zero_as_sentence_transformers():
+    samples = [
+        {"query": "q", "positive": [], "documents": ["a", "b"]},
+        {"query": "r", "positive": ["z"], "documents": ["a", "b"]},  # the first stage missed it
+    ]
+    options = dict(at_k=5, always_rerank_positives=False)
+    expected = ReferenceEvaluator(samples, **options)(StubModel({}))
+    got = st.CrossEncoderRerankingEvaluator(samples, **options)(StubModel({}))
+    assert got == pytest.approx(expected, abs=0) and set(got.values()) == {0.0}

@@ -25,6 +25,7 @@ Needs ``pip install 'sentence-transformers[train]'`` (the ``sentence-transformer
 from __future__ import annotations
 
 import csv
+import itertools
 import logging
 import os
 from collections.abc import Sequence
@@ -404,20 +405,22 @@ def _sample_lists(sample: dict[str, Any], always_rerank_positives: bool) -> _Lis
 _BATCH_ITEMS = 2**22
 
 
-def _mean_metrics(scores: list[np.ndarray], relevant: list[list[int]], at_k: int, count: int) -> tuple[float, float, float]:
-    """Mean AP, MRR@k and NDCG@k of the lists (a list with no positive scores 0) over ``count`` samples."""
+def _mean_metrics(scores: np.ndarray, relevant: list[list[int]], at_k: int, count: int) -> tuple[float, float, float]:
+    """Mean AP, MRR@k and NDCG@k over ``count`` samples of the lists ``relevant`` (1 for a
+    positive), whose ``scores`` are flat, list after list; the samples not given score 0."""
     totals = np.zeros(3)
-    longest = max((len(row) for row in relevant), default=1)
-    step = max(1, _BATCH_ITEMS // longest)
+    lengths = np.array([len(row) for row in relevant], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    labels = np.fromiter(itertools.chain.from_iterable(relevant), dtype=np.float64, count=int(offsets[-1]))
+    step = max(1, _BATCH_ITEMS // max(int(lengths.max(initial=1)), 1))
     for start in range(0, len(relevant), step):
-        rows = relevant[start : start + step]
-        lengths = torch.tensor([len(row) for row in rows])
-        width = int(lengths.max())
-        mask = torch.arange(width) < lengths[:, None]
-        padded_scores = torch.zeros(len(rows), width, dtype=torch.float64)
-        padded_relevance = torch.zeros(len(rows), width, dtype=torch.float64)
-        padded_scores[mask] = torch.from_numpy(np.concatenate(scores[start : start + step]).astype(np.float64))
-        padded_relevance[mask] = torch.tensor([label for row in rows for label in row], dtype=torch.float64)
+        stop = min(start + step, len(relevant))
+        sizes = torch.from_numpy(lengths[start:stop])
+        mask = torch.arange(int(sizes.max())) < sizes[:, None]
+        padded_scores = torch.zeros(mask.shape, dtype=torch.float64)
+        padded_relevance = torch.zeros(mask.shape, dtype=torch.float64)
+        padded_scores[mask] = torch.from_numpy(scores[offsets[start] : offsets[stop]])
+        padded_relevance[mask] = torch.from_numpy(labels[offsets[start] : offsets[stop]])
         # ties="average" (the default) is scikit-learn's ndcg_score; AP has no cutoff, as
         # average_precision_score; a list without a positive scores 0 (empty="zero").
         options = dict(mask=mask, reduction="sum")
@@ -475,7 +478,9 @@ class CrossEncoderRerankingEvaluator(_SentenceTransformersRerankingEvaluator):
         logger.info(f"CrossEncoderRerankingEvaluator: Evaluating the model on the {self.name} dataset{when}:")
         samples = [_sample_lists(sample, self.always_rerank_positives) for sample in self.samples]
         scored = [sample for sample in samples if any(sample.relevant)]
-        pairs = [[sample.query, document] for sample in scored for document in sample.documents]
+        # Tuples, not lists: the garbage collector soon stops tracking a tuple of strings, and a
+        # list per pair made it traverse every pair again and again as the list grew.
+        pairs = [(sample.query, document) for sample in scored for document in sample.documents]
         predictions = np.asarray(
             model.predict(
                 pairs, prompt_name=self.prompt_name, batch_size=self.batch_size, convert_to_numpy=True,
@@ -484,10 +489,8 @@ class CrossEncoderRerankingEvaluator(_SentenceTransformersRerankingEvaluator):
             if pairs else [],
             dtype=np.float64,
         ).reshape(-1)
-        offsets = np.cumsum([0] + [len(sample.documents) for sample in scored])
         mean_ap, mean_mrr, mean_ndcg = _mean_metrics(
-            [predictions[offsets[i] : offsets[i + 1]] for i in range(len(scored))],
-            [sample.relevant for sample in scored], self.at_k, len(samples),
+            predictions, [sample.relevant for sample in scored], self.at_k, len(samples)
         )
         metrics = {"map": mean_ap, f"mrr@{self.at_k}": mean_mrr, f"ndcg@{self.at_k}": mean_ndcg}
 
@@ -503,8 +506,8 @@ class CrossEncoderRerankingEvaluator(_SentenceTransformersRerankingEvaluator):
         if first_stage:
             retrieved = [base for base in first_stage if any(base)]
             base_ap, base_mrr, base_ndcg = _mean_metrics(
-                [np.arange(len(base), 0, -1, dtype=np.float64) for base in retrieved], retrieved, self.at_k,
-                len(first_stage),
+                np.concatenate([np.arange(len(base), 0, -1, dtype=np.float64) for base in retrieved] or [np.zeros(0)]),
+                retrieved, self.at_k, len(first_stage),
             )
             pad = " " * len(str(self.at_k))
             logger.info(f"{pad}       Base  -> Reranked")
