@@ -185,7 +185,8 @@ _LIST_LOSS_DOC = """
         activation_fn: applied to the model's scores before the loss. ``None``: none.
         mini_batch_size: pairs per forward pass, as in sentence-transformers' losses: ``None`` as
             many as there are queries in the batch, ``≤ 0`` all pairs at once.
-        args, options: those of :class:`torch_ndcg.{name}` (``k``, ``gain``, ``discount``, …).
+        args, options: those of :class:`torch_ndcg.{name}` (``k`` may come first where it takes one);
+            checked here, so a bad one fails before training.
 
     Example:
         >>> loss = {name}(model{example})  # doctest: +SKIP
