@@ -12,6 +12,7 @@ TABLES = {
     "flat_losses": "losses on flat items (indexes=) vs padded rows vs one call per list, skewed list sizes",
     "metrics": "stateful metric classes in a validation loop against torchmetrics",
     "gpu": "CUDA: losses (dense, streaming, Triton) and the exact metric",
+    "reranking": "CrossEncoderRerankingEvaluator against sentence-transformers' (where installed)",
     "trec": "TREC run evaluation (read + evaluate) against ranx and pytrec_eval",
     "stats": "pairwise significance tests of many runs (randomisation, t-test) against ranx",
 }

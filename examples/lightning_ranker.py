@@ -19,6 +19,7 @@ from lightning.pytorch.loggers import CSVLogger
 import torch
 from torch import Tensor, nn
 from torch.utils.data import DataLoader
+from torchmetrics import MetricCollection
 
 import torch_ndcg as tn
 from torch_ndcg.data import pad_batch, synthetic_letor
@@ -34,8 +35,9 @@ class LitRanker(L.LightningModule):
         self.save_hyperparameters()
         self.net = nn.Sequential(nn.Linear(num_features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
                                  nn.Linear(hidden, 1))
-        # Queries without a relevant item say nothing about the ranking: left out of the mean.
-        self.val_ndcg = NDCG(k=(1, 5, 10), empty="skip")
+        # Queries without a relevant item say nothing about the ranking: left out of the mean. The
+        # prefix names the keys val_ndcg@1, val_ndcg@5, val_ndcg@10 (a train_ collection would not collide).
+        self.val_metrics = MetricCollection([NDCG(k=(1, 5, 10), empty="skip")], prefix="val_")
 
     def forward(self, features: Tensor) -> Tensor:
         return self.net(features).squeeze(-1)
@@ -49,11 +51,11 @@ class LitRanker(L.LightningModule):
 
     def validation_step(self, batch: tuple[Tensor, Tensor, Tensor], batch_idx: int) -> None:
         features, relevance, mask = batch
-        self.val_ndcg.update(self(features), relevance, mask=mask)
+        self.val_metrics.update(self(features), relevance, mask=mask)
 
     def on_validation_epoch_end(self) -> None:
-        self.log_dict({f"val_{key}": value for key, value in self.val_ndcg.compute().items()}, prog_bar=True)
-        self.val_ndcg.reset()
+        self.log_dict(self.val_metrics.compute(), prog_bar=True)
+        self.val_metrics.reset()
 
     def configure_optimizers(self) -> torch.optim.Optimizer:
         return torch.optim.Adam(self.parameters(), lr=self.hparams.lr)

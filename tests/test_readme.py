@@ -110,8 +110,10 @@ def run_shell(command: str, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(("name", "code"), shell_cases(), ids=[name for name, _ in shell_cases()])
 def test_shell_block_runs(name: str, code: str, scratch: Path) -> None:
     for command in shell_commands(code):
-        if "lightning_ranker" in command:
-            pytest.importorskip("lightning", reason="the Lightning example")
+        for script, package in (("lightning_ranker", "lightning"), ("cross_encoder_reranker", "sentence_transformers"),
+                                ("hf_trainer_ranker", "accelerate")):  # (transformers.Trainer needs accelerate)
+            if script in command:
+                pytest.importorskip(package, reason=f"the {script} example")
         result = run_shell(command, scratch)
         assert result.returncode == 0, f"{name}: {command}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
 

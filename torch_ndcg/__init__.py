@@ -16,6 +16,8 @@ The metrics and the losses share one definition of gain, discount and cutoff
   real-valued scores (``teacher_scores``) into a student (:mod:`torch_ndcg.losses.distill`).
 * :mod:`torch_ndcg.data` reads LETOR files and pads queries into batches; :mod:`torch_ndcg.trec`
   evaluates TREC runs as trec_eval does.
+* :mod:`torch_ndcg.integrations` fits them into sentence-transformers' ``CrossEncoderTrainer``
+  and the Hugging Face ``Trainer`` (each module needs its package, imported only with it).
 
 Every convention that changes a number (gain, ties, empty queries, cutoffs), against
 scikit-learn, trec_eval, torchmetrics, rax and allRank, is in :mod:`torch_ndcg.conventions`.

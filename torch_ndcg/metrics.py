@@ -38,7 +38,8 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
 
 ``k`` may be a sequence: ``NDCG(k=(1, 5, 10)).compute()`` returns
 ``{"ndcg@1": …, "ndcg@5": …, "ndcg@10": …}`` (ready for ``self.log_dict``); a single ``k``
-returns a scalar tensor. ``empty="skip"`` leaves queries with nothing relevant out of both the
+returns a scalar tensor. ``torchmetrics.MetricCollection([NDCG(k=(1, 5, 10))], prefix="val/")``
+names them ``"val/ndcg@1"``, …, so training and validation log under distinct keys. ``empty="skip"`` leaves queries with nothing relevant out of both the
 sum and the count. A ``compute()`` that has seen no query (before any ``update``, after batches
 ``[0, N]`` only, or every query skipped by ``empty="skip"`` or ``ignore_index``) warns and
 returns 0, a mean over nothing.
@@ -540,6 +541,12 @@ class _ScoredMetric(_Accumulated):
         return values.reshape(values.shape[0], -1), torch.unique(indexes)
 
     def compute(self) -> Result:
+        """The metric over every query added since the last ``reset()``: a scalar tensor for one
+        ``k``, or a dict with one entry per cutoff for a sequence ``k`` (``{"ndcg@1": …, "ndcg@10":
+        …}``; ``k=(10,)`` gives ``{"ndcg@10": …}``). Rows still waiting are evaluated first; under DDP
+        the ranks' states are combined first. For keys that differ per stage (train, validation),
+        put the metric in ``torchmetrics.MetricCollection([...], prefix="val/")``: its ``compute()``
+        returns ``{"val/ndcg@1": …}``, for ``self.log_dict``."""
         self._evaluate_pending()
         return self._result(exact_ddp.distinct(self, self._row_values()))
 
@@ -630,6 +637,8 @@ class _RankedMetric(_Accumulated):
             self._accumulate(values, sample_weight)
 
     def compute(self) -> Result:
+        """The metric over every list added since the last ``reset()``: a scalar tensor for one ``k``,
+        or a dict with one entry per cutoff for a sequence ``k`` (see :meth:`NDCG.compute`)."""
         return self._result()
 
 
@@ -778,4 +787,5 @@ class OrderedPairAccuracy(_Accumulated):
             self._accumulate(values.unsqueeze(-1), sample_weight)
 
     def compute(self) -> Result:
+        """The mean ordered-pair accuracy over every query added since the last ``reset()``, a scalar tensor."""
         return self._result()
