@@ -26,9 +26,10 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
   One instance may take both forms: the mean then runs over the dense rows' queries and the
   flat rows' queries together.
 * **exact DDP** ``update(scores, relevance, query_ids=ids)``: dense rows with one integer id per
-  row keep a value per cutoff and an id per query (``8 * len(k) + 8`` bytes), and ``compute()``
-  counts each id once, whichever rank saw it and however often; the same id with values that
-  differ by more than 1e-6 (relative) is a ``ValueError`` naming it. Without ids, dense rows are
+  row keep a value per cutoff, an id, an item count and a checksum of the labels per query
+  (``8 * len(k) + 24`` bytes), and ``compute()`` counts each id once, whichever rank saw it and
+  however often; the same id with other items (count or labels), or with values that differ by
+  more than 1e-6 (relative), is a ``ValueError`` naming it. Without ids, dense rows are
   summed as they come: ``DistributedSampler`` pads the dataset by repeating samples until every
   rank has as many, so those repeated queries count twice and the value depends on the world
   size (``drop_last=True`` drops samples instead). Pass ``query_ids``, or use a sampler that
@@ -436,7 +437,7 @@ class _ScoredMetric(_Accumulated):
             if query_ids is None:
                 self._accumulate(values, sample_weight)
             else:
-                exact_ddp.keep(self, values, query_ids, tuple(scores.shape[:-1]), sample_weight)
+                exact_ddp.keep(self, values, query_ids, relevance, mask, sample_weight)
 
     def _defer(self, scores: Tensor, relevance: Tensor, mask: Tensor | None) -> None:
         """Check a dense batch now, as the function would, and keep a copy of its rows, which are
@@ -568,8 +569,9 @@ class _ScoredMetric(_Accumulated):
             self.flat_indexes = [torch.empty(0, dtype=torch.long, device=self.device)]
         super()._sync_dist(*args, **kwargs)
 
-    def _row_values(self) -> tuple[Tensor, Tensor] | None:
-        """Per-query values ``[Q, C]`` of the kept flat rows and their ids (ascending), or None."""
+    def _row_values(self) -> tuple[Tensor, Tensor, Tensor] | None:
+        """Per-query values ``[Q, C]`` of the kept flat rows, their ids (ascending) and contents
+        (:func:`exact_ddp.contents`), or None."""
         if not _rows(self.flat_indexes):
             return None
         rows = (self.flat_scores, self.flat_relevance, self.flat_indexes)
@@ -578,7 +580,8 @@ class _ScoredMetric(_Accumulated):
             scores, relevance, self.cutoffs, indexes=indexes, reduction="none", validate=self.validate,
             **self._options,
         )
-        return values.reshape(values.shape[0], -1), torch.unique(indexes)
+        ids, query = torch.unique(indexes, return_inverse=True)
+        return values.reshape(values.shape[0], -1), ids, exact_ddp.contents(relevance, query, ids.shape[0])
 
     def compute(self) -> Result:
         self._evaluate_pending()
