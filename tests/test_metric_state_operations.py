@@ -116,3 +116,37 @@ def test_waiting_rows_survive_pickle_to_state_dict_and_forward() -> None:
     expected = [tn.ndcg(*batch, 2, reduction="none") for batch in batches]
     torch.testing.assert_close(batch_value, expected[1].mean())
     torch.testing.assert_close(restored.compute(), torch.cat(expected).mean())
+
+
+def test_a_compute_group_keeps_each_batch_as_given_through_set_dtype_and_state_dict() -> None:
+    from torchmetrics import MetricCollection
+
+    first = (torch.tensor([[1.0, 1.0001, 0.0]]), torch.tensor([[0, 1, 0]]))  # ties in float16
+    second = (torch.tensor([[4097, 4096, 0]]), torch.tensor([[0, 1, 0]]))
+    collection = MetricCollection({"a": M.NDCG(k=2), "b": M.NDCG(k=2)})
+    collection.update(*first)
+    collection.update(*first)  # (the second update shares the first member's states)
+    assert collection.compute_groups == {0: ["a", "b"]}
+    collection.set_dtype(torch.float16)
+    collection.update(*second)
+    collection.persistent(True)
+    restored = MetricCollection({"a": M.NDCG(k=2), "b": M.NDCG(k=2)})
+    restored.load_state_dict(collection.state_dict())
+    values = [tn.ndcg(*first, 2, reduction="none")] * 2 + [tn.ndcg(*second, 2, reduction="none")]
+    for result in (collection.compute(), restored.compute()):
+        for name in ("a", "b"):
+            torch.testing.assert_close(result[name].double(), torch.cat(values).mean().double(), rtol=0, atol=1e-3)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_waiting_rows_move_between_devices_with_their_dtypes() -> None:
+    batch = (torch.tensor([[1.0, 1.0001, 0.0]]), torch.tensor([[0, 1, 0]]), torch.tensor([[True, True, False]]))
+    metric = M.NDCG(k=2)
+    metric.update(*batch[:2], mask=batch[2])
+    metric.to("cuda").set_dtype(torch.float16)
+    metric.update(*(t.cuda() for t in batch[:2]), query_ids=torch.tensor([5], device="cuda"))
+    metric.to("cpu")
+    values = torch.cat([tn.ndcg(*batch[:2], 2, mask=batch[2], reduction="none"), tn.ndcg(*batch[:2], 2, reduction="none")])
+    assert metric.compute().dtype == torch.float16
+    torch.testing.assert_close(metric.compute().double(), values.mean().double(), rtol=0, atol=1e-3)

@@ -110,7 +110,10 @@ def disagreement_cases(rank: int) -> None:
     with pytest.raises(ValueError, match="query id 41"):
         metric.compute()
     split = M.NDCG(k=5)  # one flat query, half on each rank; both halves score 1.0, the whole does not
-    half = (torch.tensor([3.0, 2.0, 1.0]), torch.tensor([2, 0, 0])) if rank == 0 else (torch.tensor([3.0, 2.0]), torch.tensor([1, 0]))
+    if rank == 0:
+        half = (torch.tensor([3.0, 2.0, 1.0]), torch.tensor([2, 0, 0]))
+    else:
+        half = (torch.tensor([3.0, 2.0]), torch.tensor([1, 0]))
     split.update(*half, indexes=torch.full((half[0].shape[0],), 17))
     with pytest.raises(ValueError, match="query id 17 is seen with different items"):
         split.compute()
@@ -179,7 +182,7 @@ def test_an_id_seen_with_other_items_is_refused_even_when_the_values_agree():
     metric = M.NDCG(k=5)
     metric.update(torch.tensor([[3.0, 2.0, 1.0]]), torch.tensor([[2, 0, 0]]), query_ids=torch.tensor([9]))
     metric.update(torch.tensor([[3.0, 2.0, 1.0]]), torch.tensor([[1, 0, 0]]), query_ids=torch.tensor([9]))
-    with pytest.raises(ValueError, match="query id 9 is seen with different items .3 items each, with different labels"):
+    with pytest.raises(ValueError, match="query id 9 is seen with different items .3 items each, with different"):
         metric.compute()  # both rows score 1.0
     metric = M.NDCG(k=5)
     metric.update(torch.tensor([[3.0, 2.0, 1.0]]), torch.tensor([[2, 0, 0]]), query_ids=torch.tensor([9]))

@@ -141,7 +141,9 @@ def distinct(metric: Any, rows: tuple[Tensor, Tensor, Tensor] | None) -> Tensor 
     start = torch.ones_like(ids, dtype=torch.bool)
     start[1:] = ids[1:] != ids[:-1]
     first = torch.where(start, torch.arange(ids.shape[0], device=ids.device), 0).cummax(0).values
-    whole = "an id must name one query, seen whole (a query split across ranks or batches of dense rows is not supported)"
+    whole = (
+        "an id must name one query, seen whole (a query split across ranks or batches of dense rows is not supported)"
+    )
     reference = found.index_select(0, first)
     same = (found == reference).all(-1)
     if not bool(same.all()):

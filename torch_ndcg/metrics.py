@@ -50,7 +50,8 @@ torchmetrics' ``aggregation``: ``"mean"`` (the default) keeps the constant sum/c
 value, so those keep 8 bytes per query and cutoff (gathered across ranks at ``compute()``).
 ``sample_weight`` (per dense or ranked batch) weighs the mean, so it needs ``"mean"``.
 ``set_dtype`` sets the dtype of the results; the states keep theirs (float64 sums and values,
-int64 ids), so it changes no value. ``ignore_index`` (scored classes) leaves out items whose label equals it, as a mask would, and
+int64 ids), so it changes no value.
+``ignore_index`` (scored classes) leaves out items whose label equals it, as a mask would, and
 a query left without an item is no query (as in torchmetrics, in the dense and flat forms alike).
 """
 
