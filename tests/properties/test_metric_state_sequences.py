@@ -1,7 +1,8 @@
 """Any sequence of updates and torchmetrics state operations gives the functional value of the
 batches as given: dense batches in any score dtype, width, with or without a mask or query ids,
 and flat rows, interleaved with merge_state (from a metric, its metric_state or its state_dict),
-set_dtype, to, a state_dict round trip, pickle, deepcopy, forward, reset and compute."""
+set_dtype, to, a state_dict round trip, pickle, deepcopy, forward, reset and compute, with or
+without a distributed sync (on a world of one) at every compute."""
 
 from __future__ import annotations
 
@@ -84,6 +85,18 @@ steps = st.one_of(
 )
 
 
+def _one_rank(tensor: torch.Tensor, group: object = None) -> list[torch.Tensor]:
+    """torchmetrics' gather on a world of one: compute() then runs the whole sync and unsync."""
+    return [tensor]
+
+
+def _distributed() -> bool:
+    return True
+
+
+SYNCED = {"dist_sync_fn": _one_rank, "distributed_available_fn": _distributed}
+
+
 class Expected:
     """The functional values of the batches as given: rows without ids each count, an id once,
     flat items joined per id."""
@@ -130,11 +143,13 @@ def _check(result, expected: torch.Tensor, aggregation: str, dtype: torch.dtype,
 
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(st.sampled_from(list(CLASSES)), st.sampled_from(["mean", "max"]), st.lists(steps, min_size=1, max_size=8))
-def test_updates_and_state_operations_give_the_value_of_the_batches_as_given(cls, aggregation, sequence) -> None:
+@given(st.sampled_from(list(CLASSES)), st.sampled_from(["mean", "max"]), st.booleans(),
+       st.lists(steps, min_size=1, max_size=8))  # fmt: skip
+def test_updates_and_state_operations_give_the_value_of_the_batches_as_given(cls, aggregation, synced, sequence):
     warnings.simplefilter("ignore", UserWarning)  # (a compute that has seen no query warns)
     expected = Expected(CLASSES[cls])
-    metric = cls(k=K, aggregation=aggregation)
+    options = dict(k=K, aggregation=aggregation, **(SYNCED if synced else {}))
+    metric = cls(**options)
     done = []
     for step in sequence:
         name, batch = step[0], step[1]
@@ -144,7 +159,7 @@ def test_updates_and_state_operations_give_the_value_of_the_batches_as_given(cls
             metric.update(**_arguments(batch))
             expected.add(batch)
         elif name.startswith("merge"):
-            other = cls(k=K, aggregation=aggregation).set_dtype(step[2])
+            other = cls(**options).set_dtype(step[2])
             other.update(**_arguments(batch))
             if name == "merge metric":
                 metric.merge_state(other)
@@ -160,7 +175,7 @@ def test_updates_and_state_operations_give_the_value_of_the_batches_as_given(cls
             metric = metric.to("cpu", step[2])  # (nn.Module.to converts floating tensors)
         elif name == "state_dict":
             metric.persistent(True)
-            restored = cls(k=K, aggregation=aggregation).set_dtype(metric.dtype)
+            restored = cls(**options).set_dtype(metric.dtype)
             restored.load_state_dict(metric.state_dict())
             metric = restored
         elif name == "pickle":
