@@ -109,6 +109,14 @@ def disagreement_cases(rank: int) -> None:
     metric.update(scores[[query]], relevance[[query]], query_ids=torch.tensor([41]))
     with pytest.raises(ValueError, match="query id 41"):
         metric.compute()
+    split = M.NDCG(k=5)  # one flat query, half on each rank; both halves score 1.0, the whole does not
+    if rank == 0:
+        half = (torch.tensor([3.0, 2.0, 1.0]), torch.tensor([2, 0, 0]))
+    else:
+        half = (torch.tensor([3.0, 2.0]), torch.tensor([1, 0]))
+    split.update(*half, indexes=torch.full((half[0].shape[0],), 17))
+    with pytest.raises(ValueError, match="query id 17 is seen with different items"):
+        split.compute()
     failing = M.NDCG(k=5, gain="exp2")
     labels = torch.full((4,), 5000) if rank == 1 else torch.tensor([1, 0, 2, 0])  # 2**5000 overflows
     failing.update(torch.randn(4), labels, indexes=torch.tensor([rank, rank, rank, rank]))
@@ -171,6 +179,29 @@ def test_disagreeing_values_name_the_id():
         metric.compute()
 
 
+def test_an_id_seen_with_other_items_is_refused_even_when_the_values_agree():
+    metric = M.NDCG(k=5)
+    metric.update(torch.tensor([[3.0, 2.0, 1.0]]), torch.tensor([[2, 0, 0]]), query_ids=torch.tensor([9]))
+    metric.update(torch.tensor([[3.0, 2.0, 1.0]]), torch.tensor([[1, 0, 0]]), query_ids=torch.tensor([9]))
+    with pytest.raises(ValueError, match="query id 9 is seen with different items .3 items each, with different"):
+        metric.compute()  # both rows score 1.0
+    metric = M.NDCG(k=5)
+    metric.update(torch.tensor([[3.0, 2.0, 1.0]]), torch.tensor([[2, 0, 0]]), query_ids=torch.tensor([9]))
+    metric.update(torch.tensor([[3.0, 2.0, 1.0, 0.0]]), torch.tensor([[2, 0, 0, 0]]), query_ids=torch.tensor([9]))
+    with pytest.raises(ValueError, match="query id 9 is seen with different items .3 and 4 items"):
+        metric.compute()
+
+
+def test_a_repeat_counts_once_padded_or_not_and_in_either_form():
+    # The same query: three real items, labels in another order, padded, flat, or in float64.
+    metric = M.NDCG(k=2)
+    metric.update(torch.tensor([[0.1, 0.9, 0.5]]), torch.tensor([[0, 2, 1]]), query_ids=torch.tensor([3]))
+    metric.update(torch.tensor([[0.9, 0.5, 0.1, 7.0]]), torch.tensor([[2.0, 1.0, 0.0, 3.0]], dtype=torch.float64),
+                  mask=torch.tensor([[True, True, True, False]]), query_ids=torch.tensor([3]))  # fmt: skip
+    metric.update(torch.tensor([0.5, 0.1, 0.9]), torch.tensor([1, 0, 2]), indexes=torch.tensor([3, 3, 3]))
+    assert metric.compute().item() == pytest.approx(1.0)
+
+
 def test_bad_query_ids_are_refused():
     scores, relevance, _ = data()
     metric = M.NDCG(k=5)
@@ -188,9 +219,10 @@ def test_state_is_per_query():
     scores, relevance, _ = data()
     metric = M.NDCG(k=K)
     metric.update(scores, relevance, query_ids=torch.arange(QUERIES))
-    values, ids = exact_ddp.kept(metric)
-    kept = sum(t.numel() * t.element_size() for t in (*values, *ids))
-    assert kept == QUERIES * (8 * len(K) + 8)  # a float64 value per cutoff and an int64 id per query
+    values, ids, contents = exact_ddp.kept(metric)
+    kept = sum(t.numel() * t.element_size() for t in (*values, *ids, *contents))
+    # a float64 value per cutoff, an int64 id, item count and label checksum per query
+    assert kept == QUERIES * (8 * len(K) + 24)
 
 
 def test_differently_configured_metrics_do_not_share_kept_values():

@@ -8,9 +8,10 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
   per row: the state is a sum and a count per cutoff (summed across ranks), ``16 * len(k)``
   bytes whatever the number of batches. ``update`` checks a batch at once (a bad one raises
   there) and keeps a copy of its rows until :data:`PENDING_ITEMS` items wait; then it evaluates
-  them together, since one call over many small batches costs less per row; ``compute()`` and a
-  distributed sync evaluate what still waits, ``reset()`` drops it. Each row gets the value its
-  own batch would give.
+  them together, since one call over many small batches costs less per row; ``compute()``, a
+  distributed sync and every torchmetrics state operation (``merge_state``, ``set_dtype``, ``to``,
+  ``state_dict``, pickling, ``forward``) evaluate what still waits, ``reset()`` drops it. Each row
+  gets the value its own batch would give.
   Batches with ``weights``, ``sample_weight`` or ``query_ids``, a batch of ``PENDING_ITEMS`` items
   or more (without a copy), and a metric with a callable ``gain``/``discount`` or
   ``empty="error"`` are evaluated at their ``update``.
@@ -25,9 +26,10 @@ same kernels as the functional forms, so ``NDCG(k=10)`` over many batches equals
   One instance may take both forms: the mean then runs over the dense rows' queries and the
   flat rows' queries together.
 * **exact DDP** ``update(scores, relevance, query_ids=ids)``: dense rows with one integer id per
-  row keep a value per cutoff and an id per query (``8 * len(k) + 8`` bytes), and ``compute()``
-  counts each id once, whichever rank saw it and however often; the same id with values that
-  differ by more than 1e-6 (relative) is a ``ValueError`` naming it. Without ids, dense rows are
+  row keep a value per cutoff, an id, an item count and a checksum of the labels per query
+  (``8 * len(k) + 24`` bytes), and ``compute()`` counts each id once, whichever rank saw it and
+  however often; the same id with other items (count or labels), or with values that differ by
+  more than 1e-6 (relative), is a ``ValueError`` naming it. Without ids, dense rows are
   summed as they come: ``DistributedSampler`` pads the dataset by repeating samples until every
   rank has as many, so those repeated queries count twice and the value depends on the world
   size (``drop_last=True`` drops samples instead). Pass ``query_ids``, or use a sampler that
@@ -48,6 +50,8 @@ torchmetrics' ``aggregation``: ``"mean"`` (the default) keeps the constant sum/c
 ``"median"``, ``"min"``, ``"max"`` or a callable ``f(values, dim=None)`` need every per-query
 value, so those keep 8 bytes per query and cutoff (gathered across ranks at ``compute()``).
 ``sample_weight`` (per dense or ranked batch) weighs the mean, so it needs ``"mean"``.
+``set_dtype`` sets the dtype of the results; the states keep theirs (float64 sums and values,
+int64 ids), so it changes no value.
 ``ignore_index`` (scored classes) leaves out items whose label equals it, as a mask would, and
 a query left without an item is no query (as in torchmetrics, in the dense and flat forms alike).
 """
@@ -56,7 +60,7 @@ from __future__ import annotations
 
 import hashlib
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 import inspect
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -132,6 +136,9 @@ __all__ = [
 
 Result = Tensor | dict[str, Tensor]
 
+# The states that hold dense rows waiting to be evaluated together (_ScoredMetric._defer).
+_WAITING = ("pending_scores", "pending_relevance", "pending_mask")
+
 #: How many items of dense batches a scored metric keeps before it evaluates them together: a
 #: bound on its memory (1.5 MiB of float32 scores and int64 labels) that lets one call serve
 #: many small batches.
@@ -178,6 +185,13 @@ def _sum_and_count(values: Tensor) -> tuple[Tensor, Tensor]:
 def _rows(state: list[Tensor] | Tensor) -> int:
     """Rows held by a list state (after a distributed sync it is one concatenated tensor)."""
     return sum(part.numel() for part in state) if isinstance(state, list) else state.numel()
+
+
+def _with_dtypes_of(moved: list[Tensor] | Tensor, state: list[Tensor] | Tensor) -> list[Tensor] | Tensor:
+    """A state after a function was applied to it (``moved``), with the dtypes it had before."""
+    if isinstance(moved, Tensor):
+        return moved if moved.dtype == state.dtype else state.to(moved.device)
+    return [new if new.dtype == old.dtype else old.to(new.device) for new, old in zip(moved, state)]
 
 
 class MetricKwargs(TypedDict, total=False):
@@ -250,6 +264,17 @@ class _Accumulated(Metric):
             total, count = weighted_sums(values, sample_weight, torch.float64)
         getattr(self, self._total).add_(total)
         getattr(self, self._count).add_(count)
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], exclude_state: Sequence[str] = "") -> torch.nn.Module:
+        # torchmetrics' set_dtype converts every state; ours keep their own dtypes (float64 sums
+        # and values, int64 ids and counts, rows as they were given), so set_dtype moves them only
+        # and sets the dtype of the results: a float16 sum would round, float16 ids would merge.
+        before = {name: (getattr(self, name), self._defaults[name]) for name in self._defaults}
+        this = super()._apply(fn, exclude_state)
+        for name, (state, default) in before.items():
+            setattr(this, name, _with_dtypes_of(getattr(this, name), state))
+            this._defaults[name] = _with_dtypes_of(this._defaults[name], default)
+        return this
 
     def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
         # torchmetrics stands in a 1-D tensor of the metric's dtype for a rank's empty list state;
@@ -357,9 +382,8 @@ class _ScoredMetric(_Accumulated):
         exact_ddp.add_states(self, len(self.cutoffs), self._tag)
         # Checked dense rows that wait to be evaluated together (_defer); never gathered across
         # ranks: each rank evaluates its own before a sync.
-        self.add_state("pending_scores", [], dist_reduce_fx="cat")
-        self.add_state("pending_relevance", [], dist_reduce_fx="cat")
-        self.add_state("pending_mask", [], dist_reduce_fx="cat")
+        for name in _WAITING:
+            self.add_state(name, [], dist_reduce_fx="cat")
         # Only where evaluating later cannot change what the caller sees: a user callable runs
         # when it is called, and empty="error" names the batch that has an empty query.
         self._defers = isinstance(gain, str) and isinstance(discount, str) and empty != "error"
@@ -428,7 +452,7 @@ class _ScoredMetric(_Accumulated):
             if query_ids is None:
                 self._accumulate(values, sample_weight)
             else:
-                exact_ddp.keep(self, values, query_ids, tuple(scores.shape[:-1]), sample_weight)
+                exact_ddp.keep(self, values, query_ids, relevance, mask, sample_weight)
 
     def _defer(self, scores: Tensor, relevance: Tensor, mask: Tensor | None) -> None:
         """Check a dense batch now, as the function would, and keep a copy of its rows, which are
@@ -468,7 +492,7 @@ class _ScoredMetric(_Accumulated):
         """Evaluate the rows kept by :meth:`_defer` (checked then) into the states, and drop them."""
         if not _rows(self.pending_scores):
             return
-        rows = (self.pending_scores, self.pending_relevance, self.pending_mask)
+        rows = tuple(getattr(self, name) for name in _WAITING)
         scores, relevance, mask = (dim_zero_cat(state) if _rows(state) else None for state in rows)
         for state in rows:
             # In place: the members of a MetricCollection compute group share these lists (and
@@ -510,14 +534,46 @@ class _ScoredMetric(_Accumulated):
         self.flat_relevance.append(relevance.reshape(-1).to(self.dtype))
         self.flat_indexes.append(indexes.reshape(-1).long())
 
-    def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
-        # Each rank evaluates its own waiting rows. The lists are emptied in place, so evaluate
-        # copies of them: the states from before the sync (which torchmetrics restores after
-        # compute) may hold these very lists.
-        for name in ("pending_scores", "pending_relevance", "pending_mask"):
-            if isinstance(getattr(self, name), list):
-                setattr(self, name, list(getattr(self, name)))
+    # The waiting rows are copies of batches as given, of any width and dtype, with or without a
+    # mask: torchmetrics' own state operations would treat them as plain data (join rows of two
+    # metrics, convert them at set_dtype), so every operation that hands the states to
+    # torchmetrics evaluates them first. Then it sees per-query results only: merge_state (its
+    # own and the incoming metric's metric_state), set_dtype, to and _apply, state_dict,
+    # pickle and deepcopy, forward and sync (through _copy_state_dict). reset drops them.
+
+    @property
+    def metric_state(self) -> dict[str, list[Tensor] | Tensor]:
         self._evaluate_pending()
+        return super().metric_state
+
+    def _copy_state_dict(self) -> dict[str, list[Tensor] | Tensor]:
+        self._evaluate_pending()
+        return super()._copy_state_dict()
+
+    def state_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        self._evaluate_pending()
+        return super().state_dict(*args, **kwargs)
+
+    def __getstate__(self) -> dict[str, Any]:
+        self._evaluate_pending()
+        return super().__getstate__()
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], exclude_state: Sequence[str] = "") -> torch.nn.Module:
+        self._evaluate_pending()
+        return super()._apply(fn, exclude_state)
+
+    def _reduce_states(self, incoming_state: dict[str, Any]) -> None:
+        self._evaluate_pending()
+        # A state dict saved with waiting rows: each part is one kept batch of rows, as given.
+        rows = [list(incoming_state.get(name, [])) for name in _WAITING]
+        if rows[2] and len(rows[2]) != len(rows[0]):
+            raise ValueError("the incoming state's pending_mask must hold a mask for every part of pending_scores")
+        super()._reduce_states({**incoming_state, **{name: [] for name in _WAITING}})
+        for scores, relevance, mask in zip(rows[0], rows[1], rows[2] or [None] * len(rows[0])):
+            self._evaluate_rows(scores, relevance, mask)
+
+    def _sync_dist(self, *args: Any, **kwargs: Any) -> None:
+        self._evaluate_pending()  # (done already by sync's _copy_state_dict; each rank evaluates its own)
         # Each rank evaluates its own flat rows: an id on several ranks is then one repeated query.
         exact_ddp.fold_rows(self, self._row_values, ("flat_scores", "flat_relevance", "flat_indexes"))
         # torchmetrics stands in a tensor of the metric's dtype for a rank's empty list state; the
@@ -528,8 +584,9 @@ class _ScoredMetric(_Accumulated):
             self.flat_indexes = [torch.empty(0, dtype=torch.long, device=self.device)]
         super()._sync_dist(*args, **kwargs)
 
-    def _row_values(self) -> tuple[Tensor, Tensor] | None:
-        """Per-query values ``[Q, C]`` of the kept flat rows and their ids (ascending), or None."""
+    def _row_values(self) -> tuple[Tensor, Tensor, Tensor] | None:
+        """Per-query values ``[Q, C]`` of the kept flat rows, their ids (ascending) and contents
+        (:func:`exact_ddp.contents`), or None."""
         if not _rows(self.flat_indexes):
             return None
         rows = (self.flat_scores, self.flat_relevance, self.flat_indexes)
@@ -538,7 +595,8 @@ class _ScoredMetric(_Accumulated):
             scores, relevance, self.cutoffs, indexes=indexes, reduction="none", validate=self.validate,
             **self._options,
         )
-        return values.reshape(values.shape[0], -1), torch.unique(indexes)
+        ids, query = torch.unique(indexes, return_inverse=True)
+        return values.reshape(values.shape[0], -1), ids, exact_ddp.contents(relevance, query, ids.shape[0])
 
     def compute(self) -> Result:
         """The metric over every query added since the last ``reset()``: a scalar tensor for one
