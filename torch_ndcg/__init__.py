@@ -14,6 +14,8 @@ The metrics and the losses share one definition of gain, discount and cutoff
   (:mod:`torch_ndcg.losses`); ``tn.backends()`` tells which implementation of them runs, and why.
 * ``tn.distill_listnet_loss``, ``tn.margin_mse_loss``, ``tn.adr_mse_loss``, … distil a teacher's
   real-valued scores (``teacher_scores``) into a student (:mod:`torch_ndcg.losses.distill`).
+* :mod:`torch_ndcg.clicks` learns from clicks: click models, propensity estimation, and the
+  inverse-propensity-weighted losses and metrics on a ``tn.Clicks`` target.
 * :mod:`torch_ndcg.data` reads LETOR files and pads queries into batches; :mod:`torch_ndcg.trec`
   evaluates TREC runs as trec_eval does.
 
@@ -25,7 +27,7 @@ from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from . import ranked
+from . import clicks, ranked
 from .definitions import exp2_gain, linear_gain, log2_discount
 from .functional import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, precision, recall
 from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
@@ -37,6 +39,7 @@ from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss
 from .losses.backends import backends
 from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
+from .clicks import Clicks
 
 if TYPE_CHECKING:  # type checkers see the lazily imported classes; running code imports them on use
     from . import metrics
@@ -44,6 +47,7 @@ if TYPE_CHECKING:  # type checkers see the lazily imported classes; running code
 __all__ = [
     "AdrMSELoss",
     "ApproxNDCGLoss",
+    "Clicks",
     "DistillListMLELoss",
     "DistillListNetLoss",
     "DistillRankNetLoss",
@@ -66,6 +70,7 @@ __all__ = [
     "average_precision",
     "backends",
     "cg",
+    "clicks",
     "dcg",
     "exp2_gain",
     "from_lists",
