@@ -13,6 +13,7 @@ TABLES = {
     "metrics": "stateful metric classes in a validation loop against torchmetrics",
     "gpu": "CUDA: losses (dense, streaming, Triton) and the exact metric",
     "trec": "TREC run evaluation (read + evaluate) against ranx and pytrec_eval",
+    "clicks": "IPS losses on clicks against their label-based twins, forward+backward",
 }
 
 

@@ -36,7 +36,7 @@ import torch
 from torch import Tensor, nn
 
 import torch_ndcg as tn
-from torch_ndcg.clicks import Clicks, DualLearning, ips_softmax_loss, logged_ranks, pbm_clicks
+from torch_ndcg.clicks import Clicks, DualLearning, ips_lambda_loss, ips_softmax_loss, logged_ranks, pbm_clicks
 from torch_ndcg.clicks import propensities_from_swaps, swap_intervention
 from torch_ndcg.data import RankingDataset, read_letor_fold, synthetic_letor
 
@@ -45,6 +45,11 @@ from train_ranker import MLPScorer  # noqa: E402
 
 CUTOFF = 10
 MAX_LABEL = 4
+# Each loss family as (the label loss, its IPS form on clicks).
+LOSSES = {
+    "softmax": (lambda s, y, mask: tn.softmax_loss(s, y, mask=mask, gain="exp2"), ips_softmax_loss),
+    "lambda": (lambda s, y, mask: tn.lambda_loss(s, y, mask=mask, gain="exp2"), ips_lambda_loss),
+}
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--hidden", type=int, nargs="+", default=[64, 64])
+    parser.add_argument("--loss", choices=sorted(LOSSES), default="softmax",
+                        help="the loss family of every ranker: softmax cross-entropy or LambdaLoss (NDCG-Loss2++)")
     parser.add_argument("--clip", type=float, default=None, help="propensity floor of the IPS loss (default: none)")
     parser.add_argument("--self-normalised", action="store_true", help="the self-normalised IPS loss")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
@@ -170,9 +177,10 @@ def run(args: argparse.Namespace, seed: int) -> dict[str, float]:
     train_set, test_set = load(args, seed)
     train, test = Padded.of(train_set), Padded.of(test_set)
     results: dict[str, float] = {}
+    label_loss, ips_loss = LOSSES[args.loss]
 
     def labels_step(data: Padded):
-        return lambda scores, rows: tn.softmax_loss(scores, data.relevance[rows], mask=data.mask[rows], gain="exp2")
+        return lambda scores, rows: label_loss(scores, data.relevance[rows], data.mask[rows])
 
     full = fit(new_model(train_set, args, seed), train, labels_step(train), args.epochs, args, seed)
     results["full information (labels)"] = test_ndcg(full, test)
@@ -189,8 +197,8 @@ def run(args: argparse.Namespace, seed: int) -> dict[str, float]:
 
     def clicks_step(propensities):
         def step(scores: Tensor, rows: Tensor) -> Tensor:
-            return ips_softmax_loss(scores, log.target(rows, propensities), mask=train.mask[rows], clip=args.clip,
-                                    self_normalised=args.self_normalised)  # fmt: skip
+            return ips_loss(scores, log.target(rows, propensities), mask=train.mask[rows], clip=args.clip,
+                            self_normalised=args.self_normalised)  # fmt: skip
         return step
 
     naive = fit(new_model(train_set, args, seed), train, clicks_step(lambda r: torch.ones(r.shape)), args.epochs, args,
