@@ -4,8 +4,8 @@
     python examples/train_from_clicks.py --seeds 0 1 2            # the table of examples/README.md
     python examples/train_from_clicks.py --data MQ2008/Fold1      # a LETOR or LightGBM fold folder
 
-1. A *full-information* ranker is trained on every training label (softmax cross-entropy,
-   ``exp2`` gains), the ceiling.
+1. A *full-information* ranker is trained on every training label (the chosen loss, ``exp2``
+   gains), the ceiling.
 2. A *logging* ranker is trained on a small share of the labelled training queries; its
    rankings of the training queries are what users see.
 3. ``--sessions`` sessions per training query are simulated with a position-based click model
@@ -13,12 +13,16 @@
    session swaps the items at rank 1 and a random rank ``k`` with probability 1/2 (Joachims et al.
    2017's intervention), so the propensities can be *estimated* from these same clicks: the
    ratios of clicks at ranks ``k`` and 1 per ``k`` (``propensities_from_swaps``), smoothed by a
-   power law ``k^-η̂`` fitted to them (weighted least squares in log space), since deep ranks get
-   few clicks.
-4. Three rankers learn from the clicks alone, with the IPS softmax cross-entropy
-   (``ips_softmax_loss``): *naive* (every propensity 1), *IPS* (the estimated propensities) and
-   *DLA* (propensities learnt jointly with the ranker, ``DualLearning``, no interventions used).
+   power law ``k^-η̂`` fitted to them (least squares in log space), since deep ranks get few
+   clicks.
+4. Three rankers learn from the clicks alone, with the IPS form of the chosen loss (``--loss``:
+   ``ips_softmax_loss`` or ``ips_lambda_loss``; propensities floored at ``--clip``): *naive*
+   (every propensity 1), *IPS* (the estimated propensities) and *DLA* (propensities learnt
+   jointly with the ranker, ``DualLearning``; the swaps are not used).
 
+Every ranker keeps its best epoch on the validation queries: the full-information ranker by
+their NDCG@10 (labels), the click rankers by the IPS-estimated DCG@10 (``ips_dcg``) of the
+validation queries' own simulated clicks, each with its own propensities: no label is read.
 Test NDCG@10 (``exp2`` gain, test queries with no relevant item skipped) is measured on the true
 labels for every ranker.
 """
@@ -26,6 +30,7 @@ labels for every ranker.
 from __future__ import annotations
 
 import argparse
+import copy
 import math
 import sys
 import time
@@ -37,7 +42,7 @@ from torch import Tensor, nn
 
 import torch_ndcg as tn
 from torch_ndcg.clicks import Clicks, DualLearning, ips_lambda_loss, ips_softmax_loss, logged_ranks, pbm_clicks
-from torch_ndcg.clicks import propensities_from_swaps, swap_intervention
+from torch_ndcg.clicks import ips_dcg, propensities_from_swaps, swap_intervention
 from torch_ndcg.data import RankingDataset, read_letor_fold, synthetic_letor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -95,28 +100,37 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--noise", type=float, nargs=2, default=[0.1, 1.0], metavar=("EPS_MINUS", "EPS_PLUS"))
     parser.add_argument("--logging-share", type=float, default=0.01,
                         help="share of the labelled training queries the logging ranker learns from")
-    parser.add_argument("--logging-epochs", type=int, default=3)
+    parser.add_argument("--logging-epochs", type=int, default=1)
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--hidden", type=int, nargs="+", default=[64, 64])
     parser.add_argument("--loss", choices=sorted(LOSSES), default="softmax",
                         help="the loss family of every ranker: softmax cross-entropy or LambdaLoss (NDCG-Loss2++)")
-    parser.add_argument("--clip", type=float, default=None, help="propensity floor of the IPS loss (default: none)")
+    parser.add_argument("--clip", type=float, default=0.1,
+                        help="propensity floor of the IPS losses and metric (weights ≤ 1/clip; 0 for none)")
     parser.add_argument("--self-normalised", action="store_true", help="the self-normalised IPS loss")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the script runs")
     args = parser.parse_args(argv)
+    args.clip = args.clip or None
     if args.quick:
         args.queries, args.sessions, args.epochs, args.hidden = [60, 10, 20], 10, 2, [8]
     return args
 
 
-def load(args: argparse.Namespace, seed: int) -> tuple[RankingDataset, RankingDataset]:
+def load(args: argparse.Namespace, seed: int) -> tuple[RankingDataset, RankingDataset, RankingDataset]:
+    """Train, validation and test splits; a fold without a validation file gives up a fifth of its
+    training queries (drawn with ``seed``)."""
     if args.data == "synthetic":
         splits = synthetic_letor(tuple(args.queries), seed=seed)
     else:
         splits = read_letor_fold(args.data)
-    return splits["train"], splits["test"]
+    if "vali" not in splits:
+        train = splits["train"]
+        order = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed)).tolist()
+        count = max(1, len(train) // 5)
+        splits["train"], splits["vali"] = train.select(sorted(order[count:])), train.select(sorted(order[:count]))
+    return splits["train"], splits["vali"], splits["test"]
 
 
 def test_ndcg(model: nn.Module, test: Padded) -> float:
@@ -125,18 +139,29 @@ def test_ndcg(model: nn.Module, test: Padded) -> float:
 
 
 def fit(model: nn.Module, data: Padded, step, epochs: int, args: argparse.Namespace, seed: int,
-        extra: list[nn.Parameter] = ()) -> nn.Module:  # fmt: skip
+        extra: list[nn.Parameter] = (), select=None) -> nn.Module:  # fmt: skip
     """``epochs`` passes of Adam over shuffled batches; ``step(scores, rows)`` is the loss of the
-    batch of query numbers ``rows`` (``extra``: parameters trained alongside, as DLA's)."""
+    batch of query numbers ``rows`` (``extra``: parameters trained alongside, as DLA's). With
+    ``select(model)`` (a validation score, higher is better) the best epoch's model is kept."""
     optimiser = torch.optim.Adam([*model.parameters(), *extra], lr=args.lr)
     generator = torch.Generator().manual_seed(seed)
     queries = data.features.shape[0]
+    best, best_state = -math.inf, None
     for _ in range(epochs):
+        model.train()
         for rows in torch.randperm(queries, generator=generator).split(args.batch_size):
             loss = step(model(data.features[rows]), rows)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
+        if select is not None:
+            model.eval()
+            with torch.no_grad():
+                score = select(model)
+            if score > best:
+                best, best_state = score, copy.deepcopy(model.state_dict())
+    if best_state is not None:
+        model.load_state_dict(best_state)
     return model.eval()
 
 
@@ -174,15 +199,16 @@ def power_law(ratios: Tensor) -> Tensor:
 
 
 def run(args: argparse.Namespace, seed: int) -> dict[str, float]:
-    train_set, test_set = load(args, seed)
-    train, test = Padded.of(train_set), Padded.of(test_set)
+    train_set, vali_set, test_set = load(args, seed)
+    train, vali, test = Padded.of(train_set), Padded.of(vali_set), Padded.of(test_set)
     results: dict[str, float] = {}
     label_loss, ips_loss = LOSSES[args.loss]
 
     def labels_step(data: Padded):
         return lambda scores, rows: label_loss(scores, data.relevance[rows], data.mask[rows])
 
-    full = fit(new_model(train_set, args, seed), train, labels_step(train), args.epochs, args, seed)
+    full = fit(new_model(train_set, args, seed), train, labels_step(train), args.epochs, args, seed,
+               select=lambda model: test_ndcg(model, vali))  # fmt: skip
     results["full information (labels)"] = test_ndcg(full, test)
 
     share = max(1, round(args.logging_share * len(train_set)))
@@ -193,7 +219,14 @@ def run(args: argparse.Namespace, seed: int) -> dict[str, float]:
 
     with torch.no_grad():
         log = simulate(logger(train.features), train, args, seed)
+        vali_log = simulate(logger(vali.features), vali, args, seed + 2)
     sessions, mask = log.clicks.shape[1], train.mask[:, None, :]
+    every_vali = torch.arange(vali.mask.shape[0])
+
+    def clicks_select(propensities):
+        """Model selection from the validation queries' clicks alone: IPS-estimated DCG@10."""
+        return lambda model: ips_dcg(model(vali.features), vali_log.target(every_vali, propensities), CUTOFF,
+                                     mask=vali.mask, clip=args.clip).item()  # fmt: skip
 
     def clicks_step(propensities):
         def step(scores: Tensor, rows: Tensor) -> Tensor:
@@ -201,12 +234,15 @@ def run(args: argparse.Namespace, seed: int) -> dict[str, float]:
                             self_normalised=args.self_normalised)  # fmt: skip
         return step
 
-    naive = fit(new_model(train_set, args, seed), train, clicks_step(lambda r: torch.ones(r.shape)), args.epochs, args,
-                seed)  # fmt: skip
+    ones = lambda r: torch.ones(r.shape)  # noqa: E731
+    naive = fit(new_model(train_set, args, seed), train, clicks_step(ones), args.epochs, args, seed,
+                select=clicks_select(ones))  # fmt: skip
     results["naive (clicks as labels)"] = test_ndcg(naive, test)
 
     estimated = log.estimated
-    ips = fit(new_model(train_set, args, seed), train, clicks_step(lambda r: estimated[r - 1]), args.epochs, args, seed)
+    swaps = lambda r: estimated[r - 1]  # noqa: E731
+    ips = fit(new_model(train_set, args, seed), train, clicks_step(swaps), args.epochs, args, seed,
+              select=clicks_select(swaps))  # fmt: skip
     results["IPS (swap-estimated propensities)"] = test_ndcg(ips, test)
 
     dla = DualLearning(max_rank=train.mask.shape[1])
@@ -219,7 +255,8 @@ def run(args: argparse.Namespace, seed: int) -> dict[str, float]:
                                    log.ranks[rows].reshape(shape), mask=mask[rows].expand_as(expanded).reshape(shape))  # fmt: skip
         return ranker_step(scores, rows) + propensity_loss
 
-    dual = fit(new_model(train_set, args, seed), train, dla_step, args.epochs, args, seed, extra=[dla.logits])
+    dual = fit(new_model(train_set, args, seed), train, dla_step, args.epochs, args, seed, extra=[dla.logits],
+               select=clicks_select(dla.propensities))  # fmt: skip
     results["DLA (learnt propensities)"] = test_ndcg(dual, test)
     results["_eta_swaps"] = -math.log(float(estimated[1])) / math.log(2) if estimated.shape[0] > 1 else float("nan")
     results["_eta_dla"] = -float(dla.logits.detach()[1] - dla.logits.detach()[0]) / math.log(2)

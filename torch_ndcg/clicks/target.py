@@ -7,6 +7,7 @@ unbiased loss (which would weigh them by propensities they were never subject to
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -64,21 +65,20 @@ class Clicks:
         clicks = self.clicks.to(self.propensities.dtype)
         if mask is not None:
             clicks = torch.where(mask, clicks, torch.zeros((), dtype=clicks.dtype, device=clicks.device))
-        clicked = clicks != 0
+        # 1 where nothing was clicked: those propensities are never read, and 0 / 1 = 0.
+        read = torch.where(clicks != 0, self.propensities, torch.ones((), dtype=clicks.dtype, device=clicks.device))
         if validate and clicks.numel():
-            bad_clicks = ~torch.isfinite(clicks) | (clicks < 0)
-            bad_propensities = clicked & ~(torch.isfinite(self.propensities) & (self.propensities > 0))
-            flags = torch.stack((bad_clicks.any(), bad_propensities.any())).tolist()
-            if flags[0]:
+            # One host read: a NaN or infinity anywhere makes the sum non-finite.
+            low_click, low_propensity, total = torch.stack((clicks.amin(), read.amin(), (clicks + read).sum())).tolist()
+            if not (low_click >= 0 and math.isfinite(total)) and not bool(torch.isfinite(clicks).all() and clicks.min() >= 0):
                 raise ValueError("clicks must be finite and ≥ 0 (0/1 clicks, or click counts)")
-            if flags[1]:
+            if not (low_propensity > 0 and math.isfinite(total)):
                 raise ValueError(
                     "propensities must be finite and > 0 at every clicked item (a click at a rank that is never "
                     "examined is impossible); estimate them, or floor them with clip="
                 )
         floor = torch.finfo(clicks.dtype).tiny if clip is None else float(clip)
-        ones = torch.ones((), dtype=clicks.dtype, device=clicks.device)
-        return torch.where(clicked, clicks / torch.where(clicked, self.propensities.clamp(min=floor), ones), 0.0)
+        return clicks / read.clamp(min=floor)
 
 
 def check_target(name: str, target: object) -> Clicks:
