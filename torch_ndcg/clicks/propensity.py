@@ -41,6 +41,13 @@ def swap_intervention(
 
     Returns:
         ``(ranks, partner)``: the ranks shown (``[S, N]``) and each session's ``k`` (``[S]``).
+
+    Example:
+        >>> import torch
+        >>> from torch_ndcg.clicks import swap_intervention
+        >>> shown, k = swap_intervention(torch.tensor([[1, 2, 3]]), max_rank=2)
+        >>> k.tolist(), shown.tolist() in ([[1, 2, 3]], [[2, 1, 3]])
+        ([2], True)
     """
     check_tensor("ranks", ranks)
     check_positive("max_rank", max_rank, integer=True)
@@ -137,6 +144,16 @@ def regression_em(
             ``[D]`` relevance posteriors and the ``[D]`` display counts and returning the fitted
             ``[D]`` :math:`\gamma_d` in ``(0, 1)``.
         validate: check that clicks are 0/1 (reads values).
+
+    Example:
+        >>> import torch
+        >>> from torch_ndcg.clicks import logged_ranks, pbm_clicks, regression_em
+        >>> g = torch.Generator().manual_seed(0)
+        >>> labels = torch.tensor([4, 1, 3, 0]).expand(20_000, 4)  # one query of 4 items, 20,000 sessions
+        >>> shown = logged_ranks(labels + 2 * torch.randn(20_000, 4, generator=g))  # a noisy logging ranker
+        >>> clicks = pbm_clicks(labels, shown, generator=g).clicks
+        >>> regression_em(clicks, shown, torch.arange(4).expand(20_000, 4), max_rank=4).round(decimals=1)
+        tensor([1.0000, 0.5000, 0.3000, 0.3000], dtype=torch.float64)
     """
     _check_log(clicks, ranks, max_rank)
     check_ids("items", items)
