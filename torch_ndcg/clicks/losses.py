@@ -39,7 +39,8 @@ from torch import Tensor
 from .. import definitions as d
 from ..aggregation import reduce
 from ..functional import idcg
-from ..losses import approx_ndcg_loss, lambda_loss, neural_ndcg_loss, softmax_loss
+from ..losses import approx_ndcg_loss, lambda_loss, listwise, neural_ndcg_loss, softmax_loss
+from ..losses.options import GainLossOptions
 from ..losses.common import check_loss_scores
 from ..losses.layout import flat_call
 from ..options import DEFAULT_DISCOUNT, DEFAULT_LOSS_EMPTY, DEFAULT_REDUCTION, LossEmpty, Reduction
@@ -50,9 +51,17 @@ from .target import check_target
 Normaliser = Callable[[Tensor, "Tensor | None", dict[str, Any]], Tensor]
 
 
-def _total(weights: Tensor, mask: Tensor | None, options: dict[str, Any]) -> Tensor:
-    """Softmax cross-entropy's normaliser: each list's total weight."""
-    return (weights if mask is None else weights.masked_fill(~mask, 0.0)).sum(-1)
+def _weighted_cross_entropy(
+    scores: Tensor, weights: Tensor, *, mask: Tensor | None = None, indexes: Tensor | None = None, gain: str,
+    empty: str, reduction: str, validate: bool,
+) -> Tensor:  # fmt: skip
+    """``−Σ_i w_i log softmax(s)_i`` per list: the listwise losses' cross-entropy with the weights
+    as its target, unnormalised (softmax cross-entropy's twin divides the target by its total)."""
+    if indexes is not None:
+        return flat_call(_weighted_cross_entropy, locals())
+    lists = listwise.checked(scores, weights, mask, GainLossOptions(gain=gain, empty=empty, reduction=reduction,
+                                                                    validate=validate))  # fmt: skip
+    return listwise.cross_entropy(lists.real(lists.gains, 0.0), lists)
 
 
 def _ideal(weights: Tensor, mask: Tensor | None, options: dict[str, Any]) -> Tensor:
@@ -68,26 +77,27 @@ def _weighted(
     mask: Tensor | None = None,
     indexes: Tensor | None = None,
     twin: Callable[..., Tensor],
-    normaliser: Normaliser,
-    self_normalised: bool,
+    normaliser: Normaliser | None,
     reduction: str,
     **options: Any,
 ) -> Tensor:
-    """``twin`` on the IPS weights as labels, each list scaled back by its ``normaliser`` unless
-    ``self_normalised``; flat items run as the twin's padded groups (:func:`flat_call`)."""
+    """``twin`` on the IPS weights as labels, each list scaled back by its ``normaliser`` (None:
+    as the twin gives it); flat items run as the twin's padded groups (:func:`flat_call`)."""
     if indexes is not None:
         return flat_call(_weighted, locals())
+    if normaliser is None:
+        return twin(scores, weights, mask=mask, reduction=reduction, gain="linear", **options)
     values = twin(scores, weights, mask=mask, reduction="none", gain="linear", **options)
-    if not self_normalised:
-        values = values * normaliser(weights, mask, options)
-    return reduce(values, reduction)
+    return reduce(values * normaliser(weights, mask, options), reduction)
 
 
 def _ips(
-    twin: Callable[..., Tensor], normaliser: Normaliser, scores: Tensor, target: object, mask: Tensor | None,
+    twin: Callable[..., Tensor], normaliser: Normaliser | None, scores: Tensor, target: object, mask: Tensor | None,
     indexes: Tensor | None, clip: float | None, self_normalised: bool, reduction: str, validate: bool,
     **options: Any,
 ) -> Tensor:  # fmt: skip
+    """The IPS form of ``twin``: its value on the weights times ``normaliser`` (none when
+    ``self_normalised``, or when ``twin`` is unnormalised already)."""
     clicks = check_target("target", target)
     check_loss_scores(scores)
     check_flag("self_normalised", self_normalised)
@@ -98,8 +108,9 @@ def _ips(
     weights = clicks.weights(clip=clip, mask=None if indexes is not None else mask, validate=validate)
     if isinstance(scores, Tensor) and scores.is_floating_point():
         weights = weights.to(torch.promote_types(weights.dtype, scores.dtype))
-    return _weighted(scores, weights, mask=mask, indexes=indexes, twin=twin, normaliser=normaliser,
-                     self_normalised=self_normalised, reduction=reduction, validate=validate, **options)  # fmt: skip
+    return _weighted(scores, weights, mask=mask, indexes=indexes, twin=twin,
+                     normaliser=None if self_normalised else normaliser, reduction=reduction, validate=validate,
+                     **options)  # fmt: skip
 
 
 @names_arguments
@@ -138,8 +149,8 @@ def ips_softmax_loss(
         >>> round(ips_softmax_loss(torch.tensor([[0.0, 0.0, 0.0]]), target).item(), 4)  # 2 · log 3
         2.1972
     """
-    return _ips(softmax_loss, _total, scores, target, mask, indexes, clip, self_normalised, reduction, validate,
-                empty=empty)  # fmt: skip
+    twin = softmax_loss if self_normalised else _weighted_cross_entropy
+    return _ips(twin, None, scores, target, mask, indexes, clip, self_normalised, reduction, validate, empty=empty)
 
 
 @names_arguments
