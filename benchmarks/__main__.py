@@ -15,6 +15,7 @@ TABLES = {
     "reranking": "CrossEncoderRerankingEvaluator against sentence-transformers' (where installed)",
     "trec": "TREC run evaluation (read + evaluate) against ranx and pytrec_eval",
     "stats": "pairwise significance tests of many runs (randomisation, t-test) against ranx",
+    "clicks": "IPS losses on clicks against their label-based twins, forward+backward",
 }
 
 

@@ -28,6 +28,11 @@ MODULES = [
     "torch_ndcg.conventions",
     "torch_ndcg.trec",
     "torch_ndcg.trec.__main__",
+    "torch_ndcg.clicks.target",
+    "torch_ndcg.clicks.models",
+    "torch_ndcg.clicks.propensity",
+    "torch_ndcg.clicks.losses",
+    "torch_ndcg.clicks.metrics",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,8 +49,9 @@ def test_docstring_examples_run(name: str, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def public_callables() -> dict[str, object]:
-    names = {f"tn.{name}": getattr(tn, name) for name in tn.__all__ if name not in ("metrics", "ranked")}
+    names = {f"tn.{name}": getattr(tn, name) for name in tn.__all__ if name not in ("metrics", "ranked", "clicks")}
     names.update({f"tn.ranked.{name}": getattr(tn.ranked, name) for name in tn.ranked.__all__})
+    names.update({f"tn.clicks.{name}": getattr(tn.clicks, name) for name in tn.clicks.__all__})
     if importlib.util.find_spec("torchmetrics") is not None:  # the classes need torchmetrics (the metrics extra)
         names.update({f"tn.metrics.{name}": getattr(tn.metrics, name) for name in tn.metrics.__all__})
     return names

@@ -14,6 +14,8 @@ The metrics and the losses share one definition of gain, discount and cutoff
   (:mod:`torch_ndcg.losses`); ``tn.backends()`` tells which implementation of them runs, and why.
 * ``tn.distill_listnet_loss``, ``tn.margin_mse_loss``, ``tn.adr_mse_loss``, … distil a teacher's
   real-valued scores (``teacher_scores``) into a student (:mod:`torch_ndcg.losses.distill`).
+* :mod:`torch_ndcg.clicks` learns from clicks: click models, propensity estimation, and the
+  inverse-propensity-weighted losses and metrics on a ``tn.Clicks`` target.
 * :mod:`torch_ndcg.data` reads LETOR files and pads queries into batches; :mod:`torch_ndcg.trec`
   evaluates TREC runs as trec_eval does.
 * :mod:`torch_ndcg.integrations` fits them into sentence-transformers' ``CrossEncoderTrainer``
@@ -26,7 +28,7 @@ scikit-learn, trec_eval, torchmetrics, rax and allRank, is in :mod:`torch_ndcg.c
 import importlib as _importlib
 import typing as _typing
 
-from . import ranked
+from . import clicks, ranked
 from .definitions import exp2_gain, linear_gain, log2_discount
 from .functional import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, precision, rbp, recall
 from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
@@ -38,6 +40,7 @@ from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss
 from .losses.backends import backends
 from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
+from .clicks import Clicks
 
 if _typing.TYPE_CHECKING:  # type checkers see the lazily imported classes; running code imports them on use
     from . import metrics
@@ -45,6 +48,7 @@ if _typing.TYPE_CHECKING:  # type checkers see the lazily imported classes; runn
 __all__ = [
     "AdrMSELoss",
     "ApproxNDCGLoss",
+    "Clicks",
     "DistillListMLELoss",
     "DistillListNetLoss",
     "DistillRankNetLoss",
@@ -67,6 +71,7 @@ __all__ = [
     "average_precision",
     "backends",
     "cg",
+    "clicks",
     "dcg",
     "exp2_gain",
     "from_lists",

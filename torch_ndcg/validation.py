@@ -95,6 +95,11 @@ def as_float_scores(name: str, scores: Tensor) -> Tensor:
 
 
 def check_relevance_dtype(name: str, relevance: Tensor) -> None:
+    if hasattr(relevance, "propensities"):  # a click target: its losses are torch_ndcg.clicks'
+        raise TypeError(
+            f"{name} must be a label tensor, got {type(relevance).__name__}: clicks with propensities go to the "
+            "unbiased losses and metrics of torch_ndcg.clicks (ips_softmax_loss, ips_neural_ndcg_loss, ...)"
+        )
     check_tensor(name, relevance)
     if relevance.is_complex():
         raise TypeError(f"{name} must be bool, integer or real floating point, got {relevance.dtype}")

@@ -51,7 +51,7 @@ class Lists:
         return values if self.mask is None else torch.where(self.mask, values, fill)
 
 
-def _checked(scores: Tensor, relevance: Tensor, mask: Tensor | None, options: LossOptions) -> Lists:
+def checked(scores: Tensor, relevance: Tensor, mask: Tensor | None, options: LossOptions) -> Lists:
     """Shape and dtype checks (no tensor value read) and the gains; ``options`` are the loss's
     checked options."""
     empty, reduction, validate = options.empty, options.reduction, options.validate
@@ -101,7 +101,7 @@ def _nothing_to_rank(lists: Lists) -> Tensor:
     return nothing if lists.mask is None else nothing | (lists.mask.sum(-1) < 2)
 
 
-def _cross_entropy(target: Tensor, lists: Lists) -> Tensor:
+def cross_entropy(target: Tensor, lists: Lists) -> Tensor:
     """``−Σ_i target_i log softmax(s)_i`` per list over the real items, then ``empty`` and
     ``reduction``. ``target`` is 0 at the padding.
 
@@ -156,12 +156,12 @@ def listnet_loss(
     if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
         return flat_call(listnet_loss, locals())
     options = GainLossOptions(gain=gain, empty=empty, reduction=reduction, validate=validate)
-    lists = _checked(scores, relevance, mask, options)
+    lists = checked(scores, relevance, mask, options)
     # −inf at padding: a list with no real item gets a NaN target, zeroed (nothing to match).
     target = lists.real(lists.gains, -torch.inf).softmax(-1)
     if mask is not None:
         target = target.nan_to_num_(0.0)
-    return _cross_entropy(target, lists)
+    return cross_entropy(target, lists)
 
 
 @names_arguments
@@ -197,10 +197,10 @@ def softmax_loss(
     if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
         return flat_call(softmax_loss, locals())
     options = GainLossOptions(gain=gain, empty=empty, reduction=reduction, validate=validate)
-    lists = _checked(scores, relevance, mask, options)
+    lists = checked(scores, relevance, mask, options)
     gains = lists.real(lists.gains, 0.0)
     total = gains.sum(-1, keepdim=True)
-    return _cross_entropy(gains / total.masked_fill(total == 0, 1.0), lists)
+    return cross_entropy(gains / total.masked_fill(total == 0, 1.0), lists)
 
 
 def label_order(relevance: Tensor, padding: Tensor | None, generator: torch.Generator | None) -> Tensor:
@@ -351,7 +351,7 @@ def listmle_loss(
     if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
         return flat_call(listmle_loss, locals())
     options = ListMLEOptions(generator=generator, empty=empty, reduction=reduction, validate=validate)
-    lists = _checked(scores, relevance, mask, options)
+    lists = checked(scores, relevance, mask, options)
     padding = None if mask is None else ~mask
     order = label_order(lists.relevance, padding, generator)
     padding = None if padding is None else padding.gather(-1, order)
