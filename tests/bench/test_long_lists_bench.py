@@ -6,7 +6,7 @@ from benchmarks import long_lists
 def test_long_lists_benchmark_quick(capsys):
     long_lists.main(quick=True, argv=[])
     out = capsys.readouterr().out
-    assert "bars for the long-list losses" in out and "impl='auto' for approx_ndcg: sorted" in out
+    assert "targets of the long-list losses" in out and "impl='auto' for approx_ndcg: sorted" in out
     rows = [line for line in out.splitlines() if line.startswith(tuple(long_lists.LOSSES))]
     assert [row[:17].strip() for row in rows] == list(long_lists.LOSSES)
     for row in rows:  # (ms, MiB) per shape, then the time ratio

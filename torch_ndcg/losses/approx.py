@@ -119,6 +119,10 @@ def approx_ndcg(
     and tends to the hard top-k indicator :math:`[\pi_i \le k]` as τ → 0; with ``k=None`` or
     ``k ≥`` the list's number of real items, :math:`c_i = 1`. NDCG divides by the metric's exact
     IDCG@k, so as τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`.
+    Since one τ sets both the ranks' softness (on the scores' scale) and the cutoff's (on the
+    ranks' scale), only items whose smooth rank is within a few τ of ``k`` get a gradient with
+    ``k`` set; on long lists a τ that keeps the ranks sharp leaves most relevant items without
+    one, where :func:`torch_ndcg.neuralsort_ndcg` scales its temperature with the list.
 
     Args:
         scores, relevance, k, indexes, mask, gain, discount, empty, reduction, validate: as in

@@ -73,8 +73,10 @@ def neuralsort_ndcg(
     long lists (gradients vanish) and soft at short ones. ``temperature="auto"`` (the default)
     sets, per list, :math:`\tau = \mathrm{std}(s)\,\sqrt{n}` (population standard deviation of
     its real scores; no gradient flows through τ): the relaxation is the same at every score
-    scale, and each top row spreads over about :math:`\sqrt n` items, so the gradient reaches
-    the relevant items below the top without vanishing as ``n`` grows.
+    scale, and each top row spreads over a number of items that grows as :math:`\sqrt n` (for
+    normal scores, a perplexity of about :math:`3.5\sqrt n`), so the gradient reaches relevant
+    items below the top and does not vanish as ``n`` grows; ``temperature`` as a number is τ
+    itself, the same for every list (for a grid around the rule, pass multiples of it).
 
     Args:
         scores, relevance, k, indexes, mask, gain, discount, empty, reduction, validate: as in
