@@ -76,7 +76,7 @@ def neuralsort_ndcg(
     scale, and each top row spreads over a number of items that grows as :math:`\sqrt n` (for
     normal scores, a perplexity of about :math:`3.5\sqrt n`), so the gradient reaches relevant
     items below the top and does not vanish as ``n`` grows; ``temperature`` as a number is τ
-    itself, the same for every list (for a grid around the rule, pass multiples of it).
+    itself, the same for every list (a grid around the rule: multiples of std(s)·√n).
 
     Args:
         scores, relevance, k, indexes, mask, gain, discount, empty, reduction, validate: as in
