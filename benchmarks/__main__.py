@@ -9,6 +9,7 @@ TABLES = {
     "eval": "exact metrics against torchmetrics and scikit-learn",
     "losses": "NeuralNDCG / ApproxNDCG forward+backward time and peak memory; the standard losses vs allRank",
     "distill": "the distillation losses against sentence-transformers' (where installed)",
+    "long_lists": "long lists (10,000 to 100,000 items, 64 x 16,384): the long-list NDCG@10 losses beside softmax and LambdaLoss",
     "flat_losses": "losses on flat items (indexes=) vs padded rows vs one call per list, skewed list sizes",
     "metrics": "stateful metric classes in a validation loop against torchmetrics",
     "gpu": "CUDA: losses (dense, streaming, Triton) and the exact metric",

@@ -224,7 +224,9 @@ _SHARED_LOSS_OPTIONS = {
 _GAIN = {"gain": st.sampled_from(["linear", "exp2", "cubic"])}
 _NDCG = {**_GAIN, "discount": st.sampled_from(["log2", "ln"])}
 _IMPL = {"impl": st.sampled_from(["auto", "dense", "streaming", "gpu"])}
+_APPROX_IMPL = {"impl": st.sampled_from(["auto", "dense", "streaming", "sorted", "gpu"])}
 _POSITIVE = st.sampled_from([1.0, 0.1, 0.0, -1.0, float("nan"), "1"])
+_SCALED = st.sampled_from(["auto", 1.0, 0.1, 0.0, -1.0, float("nan"), "1", "Auto"])
 _STOCHASTIC = {"stochastic": st.booleans(), "log_scores": st.sampled_from([False, True, 1])}
 
 # name: (function, module class or None, whether it takes k, its own option strategies)
@@ -232,7 +234,9 @@ LOSSES = {
     "neural_ndcg_loss": (
         tn.neural_ndcg_loss, tn.NeuralNDCGLoss, True, {**_NDCG, **_IMPL, **_STOCHASTIC, "temperature": _POSITIVE}
     ),
-    "approx_ndcg_loss": (tn.approx_ndcg_loss, tn.ApproxNDCGLoss, True, {**_NDCG, **_IMPL, "temperature": _POSITIVE}),
+    "approx_ndcg_loss": (tn.approx_ndcg_loss, tn.ApproxNDCGLoss, True, {**_NDCG, **_APPROX_IMPL, "temperature": _POSITIVE}),
+    "neuralsort_ndcg_loss": (tn.neuralsort_ndcg_loss, tn.NeuralSortNDCGLoss, True, {**_NDCG, "temperature": _SCALED}),
+    "neuralsort_ndcg": (tn.neuralsort_ndcg, None, True, {**_NDCG, "temperature": _SCALED}),
     "neural_ndcg": (tn.neural_ndcg, None, True, {**_NDCG, **_STOCHASTIC, "temperature": _POSITIVE}),
     "approx_ndcg": (tn.approx_ndcg, None, True, {**_NDCG, "temperature": _POSITIVE}),
     "lambda_loss": (tn.lambda_loss, tn.LambdaLoss, True, {
