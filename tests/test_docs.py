@@ -21,6 +21,7 @@ MODULES = [
     "torch_ndcg.metrics",
     "torch_ndcg.losses.neural",
     "torch_ndcg.losses.approx",
+    "torch_ndcg.losses.neuralsort",
     "torch_ndcg.losses.modules",
     "torch_ndcg.data.letor",
     "torch_ndcg.data.batching",

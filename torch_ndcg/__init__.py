@@ -9,7 +9,8 @@ The metrics and the losses share one definition of gain, discount and cutoff
 * ``tn.ranked.ndcg``, … score recommended id lists against a ground truth (:mod:`torch_ndcg.ranked`).
 * ``tn.metrics.NDCG``, … are the stateful TorchMetrics classes (they need ``torchmetrics``:
   the ``metrics`` extra; imported on first use).
-* ``tn.neural_ndcg_loss``, ``tn.approx_ndcg_loss`` and their modules are the smooth losses;
+* ``tn.neural_ndcg_loss``, ``tn.approx_ndcg_loss`` and their modules are the smooth losses
+  (``tn.neuralsort_ndcg_loss`` for long lists);
   ``tn.listnet_loss``, ``tn.lambda_loss``, … the standard ranking losses, on the same inputs
   (:mod:`torch_ndcg.losses`); ``tn.backends()`` tells which implementation of them runs, and why.
 * ``tn.distill_listnet_loss``, ``tn.margin_mse_loss``, ``tn.adr_mse_loss``, … distil a teacher's
@@ -33,6 +34,7 @@ from .losses import LambdaLoss, ListMLELoss, ListNetLoss, PairwiseHingeLoss, Ran
 from .losses import AdrMSELoss, DistillListMLELoss, DistillListNetLoss, DistillRankNetLoss, MarginMSELoss
 from .losses import TeacherScoresLookLikeLabels, adr_mse_loss, distill_listmle_loss, distill_listnet_loss
 from .losses import distill_ranknet_loss, margin_mse_loss
+from .losses import NeuralSortNDCGLoss, neuralsort_ndcg, neuralsort_ndcg_loss
 from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
 from .losses.backends import backends
 from .pairs import ordered_pair_accuracy
@@ -58,6 +60,7 @@ __all__ = [
     "ListMLELoss",
     "ListNetLoss",
     "NeuralNDCGLoss",
+    "NeuralSortNDCGLoss",
     "PairwiseHingeLoss",
     "RankNetLoss",
     "SoftmaxLoss",
@@ -81,6 +84,8 @@ __all__ = [
     "ndcg",
     "neural_ndcg",
     "neural_ndcg_loss",
+    "neuralsort_ndcg",
+    "neuralsort_ndcg_loss",
     "ordered_pair_accuracy",
     "pairwise_hinge_loss",
     "precision",

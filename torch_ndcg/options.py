@@ -27,7 +27,7 @@ ApNormaliser = Literal["min_r_k", "r", "found"]
 # ``empty`` speaks of the loss: "zero" counts an empty list as loss 0, "keep" evaluates the formula
 # on it anyway (what allRank does), "skip" and "error" as for the metrics.
 LossEmpty = Literal["skip", "zero", "keep", "error"]
-Impl = Literal["auto", "dense", "streaming", "triton"]
+Impl = Literal["auto", "dense", "streaming", "triton", "sorted"]  # ApproxNDCG's
 NeuralImpl = Literal["auto", "dense", "streaming", "triton", "kernel"]
 PairImpl = Literal["auto", "dense", "streaming"]
 Weighting = Literal["ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none"]  # LambdaLoss's weighting schemes

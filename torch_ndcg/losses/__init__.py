@@ -4,7 +4,9 @@
 ``*Loss`` classes are their ``torch.nn.Module`` forms. Each runs dense (``[B, N, N]`` tensors,
 the readable reference) or streaming (O(B·N) memory, identical values and gradients);
 NeuralNDCG also runs on the kernel path (the NeuralSort kernel built once per list, Sinkhorn as
-its scalings), the default on CPU.
+its scalings), the default on CPU. For long lists (a whole catalogue per user),
+``neuralsort_ndcg`` relaxes the sort by NeuralSort's top ``k`` rows alone (no Sinkhorn), in
+O(N log N + k·N).
 
 The field's standard losses take the same inputs: ``listnet_loss``, ``softmax_loss`` and
 ``listmle_loss`` (listwise), ``ranknet_loss`` and ``pairwise_hinge_loss`` (pairwise, streamed
@@ -41,11 +43,13 @@ from .modules import (
     ListNetLoss,
     MarginMSELoss,
     NeuralNDCGLoss,
+    NeuralSortNDCGLoss,
     PairwiseHingeLoss,
     RankNetLoss,
     SoftmaxLoss,
 )
 from .neural import neural_ndcg, neural_ndcg_loss
+from .neuralsort import neuralsort_ndcg, neuralsort_ndcg_loss
 from .pairwise import pairwise_hinge_loss, ranknet_loss
 
 __all__ = ["ApproxNDCGLoss", "NeuralNDCGLoss", "approx_ndcg", "approx_ndcg_loss", "neural_ndcg", "neural_ndcg_loss"]
@@ -54,3 +58,4 @@ __all__ += ["lambda_loss", "listmle_loss", "listnet_loss", "pairwise_hinge_loss"
 __all__ += ["AdrMSELoss", "DistillListMLELoss", "DistillListNetLoss", "DistillRankNetLoss", "MarginMSELoss"]
 __all__ += ["TeacherScoresLookLikeLabels", "adr_mse_loss", "distill_listmle_loss", "distill_listnet_loss"]
 __all__ += ["distill_ranknet_loss", "margin_mse_loss"]
+__all__ += ["NeuralSortNDCGLoss", "neuralsort_ndcg", "neuralsort_ndcg_loss"]

@@ -2,7 +2,8 @@ r"""ApproxNDCG (Qin, Liu & Li 2010): NDCG@k with each item's rank replaced by a 
 
 Only the approximate ranks are quadratic in N: the dense reference builds the ``[B, N, N]``
 sigmoid matrix under autograd, the streaming path sums it block by block in
-:mod:`.relaxations.blocks` with an analytic backward. The discount, the cutoff and the sum are O(N) and
+:mod:`.relaxations.blocks` with an analytic backward, and the sorted path ranks only the items
+that can reach the cutoff (:mod:`.relaxations.approximate_ranks`), O(M·N) for long lists. The discount, the cutoff and the sum are O(N) and
 stay under autograd, so any discount callable works.
 """
 
@@ -28,6 +29,7 @@ from ..validation import names_arguments
 from . import common
 from .layout import flat_call
 from .options import DEFAULT_TEMPERATURE, ApproxNDCGOptions
+from .relaxations.approximate_ranks import candidate_ranks, candidates, top_candidates
 
 
 def dense_ranks(scores: Tensor, valid: Tensor, tau: float) -> Tensor:
@@ -67,17 +69,22 @@ def _release(ops: Any) -> None:
 
 
 def _smooth_dcg(lists: common.LossLists, discount: d.Discount, tau: float, impl: str) -> Tensor:
+    valid, gains = lists.valid, lists.gains
     if impl == "dense":
-        ranks = dense_ranks(lists.scores, lists.valid, tau)
+        ranks = dense_ranks(lists.scores, valid, tau)
+    elif impl == "sorted":  # only the items that can reach the cutoff (relaxations/approximate_ranks.py)
+        chosen = top_candidates(lists.scores, valid, candidates(lists.length, lists.cutoff, tau))
+        ranks = candidate_ranks(lists.scores, valid, chosen, tau)
+        valid, gains = valid.gather(-1, chosen), gains.gather(-1, chosen)
     else:
-        ranks = StreamingRanks.apply(lists.scores, lists.valid, tau, common.block_ops(impl, lists.scores))
+        ranks = StreamingRanks.apply(lists.scores, valid, tau, common.block_ops(impl, lists.scores))
     weight = d.resolve_discount(discount)(ranks)
     if lists.cutoff is not None:
         # Soft top-k; a cutoff ≥ the list's length keeps every item, as in the metric.
         soft_top = torch.sigmoid((lists.cutoff + 0.5 - ranks) / tau)
         whole = common.valid_counts(lists.valid) <= lists.cutoff
         weight = weight * torch.where(whole, torch.ones_like(soft_top), soft_top)
-    terms = torch.where(lists.valid, lists.gains * weight, torch.zeros_like(weight))
+    terms = torch.where(valid, gains * weight, torch.zeros_like(weight))
     return terms.sum(-1)
 
 
@@ -118,7 +125,14 @@ def approx_ndcg(
             :func:`torch_ndcg.ndcg` (``k`` is one cutoff; ``empty`` defaults to ``"skip"``).
         temperature: τ > 0.
         impl: ``"dense"`` (``[B, N, N]`` sigmoid matrix under autograd), ``"streaming"`` (O(B·N)
-            memory, blockwise analytic backward), ``"auto"`` or ``"triton"``.
+            memory, blockwise analytic backward), ``"triton"`` (the streaming algorithm in fused
+            Triton kernels; CUDA tensors), ``"sorted"`` (for long lists: only the ``M`` items
+            that can reach the cutoff get ranks, ``M = min(n, ⌈2(k + 40τ)⌉)``; O(N log M + M·N)
+            time, O(B·(N + M)) memory; the terms it leaves out are below σ(−40) ≈ 4·10⁻¹⁸ each,
+            so values and gradients equal the others' to float precision; it costs the others'
+            O(N²) when ``k`` is None or τ is of the order of N/80) or ``"auto"`` (sorted when
+            ``2M ≤ N`` beyond the smallest batches, see :func:`torch_ndcg.backends`). All give
+            the same values and gradients.
 
     Example:
         >>> import torch, torch_ndcg as tn
@@ -133,7 +147,9 @@ def approx_ndcg(
         temperature=temperature, impl=impl,
     )  # checks every option, before any work
     lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
-    dcg = _smooth_dcg(lists, discount, float(temperature), common.resolve_impl(impl, lists))
+    tau = float(temperature)
+    impl = common.resolve_impl(impl, lists, candidates=candidates(lists.length, lists.cutoff, tau))
+    dcg = _smooth_dcg(lists, discount, tau, impl)
     return common.finish(dcg, lists, empty, reduction)
 
 

@@ -6,6 +6,8 @@ import torch
 
 from .. import fused
 from . import common
+from .options import DEFAULT_TEMPERATURE
+from .relaxations.approximate_ranks import candidates
 from .relaxations.sinkhorn import loops as sinkhorn_loops
 from .relaxations.sinkhorn.op import sinkhorn_dcg
 
@@ -15,15 +17,26 @@ AUTO_LOSSES = {"neural_ndcg": (True, True), "approx_ndcg": (False, True), "rankn
 
 
 def backends(
-    batch: int = 64, length: int = 100, *, dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu"
+    batch: int = 64,
+    length: int = 100,
+    *,
+    dtype: torch.dtype = torch.float32,
+    device: str | torch.device = "cpu",
+    k: int | None = None,
+    temperature: float = DEFAULT_TEMPERATURE,
 ) -> dict[str, object]:
-    """What runs for ``batch`` lists of ``length`` items (padded width) in ``dtype`` on ``device``.
+    """What runs for ``batch`` lists of ``length`` items (padded width) in ``dtype`` on ``device``,
+    for NDCG@``k`` at ``temperature`` (ApproxNDCG's choice reads them).
 
     Returns a dict:
 
     * ``"auto"``: the implementation ``impl="auto"`` picks per loss for that shape (a rule on
-      shapes only: dense while ``B·N² ≤ 2¹⁶``; NeuralNDCG's kernel while one ``N × N`` kernel takes
-      at most 256 MiB; Triton for CUDA tensors when installed; streaming beyond);
+      shapes and options only: ApproxNDCG's sorted path when the ``M = min(N, ⌈2(k + 40τ)⌉)``
+      items that can reach the cutoff are at most half the list, beyond the smallest batches;
+      dense while ``B·N² ≤ 2¹⁶``; NeuralNDCG's kernel while one ``N × N`` kernel takes at most
+      256 MiB; Triton for CUDA tensors when installed; streaming beyond);
+    * ``"neuralsort_ndcg"``: the one implementation of the NeuralSort top-rows loss (it has no
+      ``impl``), and its cost;
     * ``"why"``: the rule, in words, for each choice;
     * ``"triton"``: whether Triton imports, and whether ``impl="triton"`` can run on ``device``;
     * ``"operator"``: NeuralNDCG's kernel path, a registered operator, and the devices it has
@@ -34,20 +47,27 @@ def backends(
       is ever compiled or loaded at run time.
 
     An ``impl`` named explicitly always runs as named, or raises (never falls back).
+    ``"sorted"`` (ApproxNDCG) and ``neuralsort_ndcg`` are the long-list forms: O(N log N) plus
+    O(k·N) for NDCG@k, where the others cost O(N²).
 
     Example:
         >>> import torch_ndcg as tn
         >>> info = tn.backends(64, 27)
         >>> info["auto"]["neural_ndcg"], info["auto"]["approx_ndcg"]
         ('kernel', 'dense')
+        >>> tn.backends(1, 100_000, k=10)["auto"]["approx_ndcg"]
+        'sorted'
     """
     like = torch.empty(0, dtype=dtype, device=device)
     triton_imports = fused.importable()
     picks, why = {}, {}
     for loss, (kernel, triton) in AUTO_LOSSES.items():
-        impl = common.auto_impl(batch, length, like, kernel=kernel, triton=triton)
+        ranked = candidates(length, k, temperature) if loss == "approx_ndcg" else None
+        impl = common.auto_impl(batch, length, like, kernel=kernel, triton=triton, candidates=ranked)
         picks[loss] = impl
-        if impl == "triton":
+        if impl == "sorted":
+            why[loss] = f"the {ranked} items per list that can reach the cutoff are at most half of N = {length}"
+        elif impl == "triton":
             why[loss] = "CUDA tensors and Triton installed"
         elif kernel:
             size = length**2 * like.element_size()
@@ -65,6 +85,8 @@ def backends(
         "why": why,
         "triton": {"importable": triton_imports, "usable_here": usable},
         "operator": {"name": sinkhorn_dcg._qualname, "devices": ["cpu", "cuda"]},
+        "neuralsort_ndcg": "top-k NeuralSort rows without Sinkhorn (autograd.Function, analytic backward): "
+        "O(N log N + k·N) time, O(k·N) memory, any device",
         "compiled_code": sinkhorn_loops.compiled_code(),
     }
 
@@ -81,4 +103,5 @@ def describe(batch: int = 64, length: int = 100, **options: object) -> str:
     lines.append(f"  triton: {'installed' if triton['importable'] else 'not installed'}, "
                  f"{'usable' if triton['usable_here'] else 'not usable'} on {info['device']}")  # fmt: skip
     lines.append(f"  NeuralNDCG kernel path: operator {info['operator']['name']} (CPU and CUDA implementations)")
+    lines.append(f"  neuralsort_ndcg: {info['neuralsort_ndcg']}")
     return "\n".join(lines)

@@ -139,31 +139,41 @@ def rank_weights(lists: LossLists, discount: d.Discount) -> Tensor:
     return torch.where(pos <= depth, weights, torch.zeros_like(weights))
 
 
-def resolve_impl(impl: str, lists: LossLists, *, kernel: bool = False) -> str:
-    """The implementation that runs for ``impl`` on these lists, from their shapes and device only.
+def resolve_impl(impl: str, lists: LossLists, *, kernel: bool = False, candidates: int | None = None) -> str:
+    """The implementation that runs for ``impl`` on these lists, from their shapes, their device and
+    the loss's options only (no value is read).
 
-    ``"auto"``: the Triton kernels for CUDA tensors when Triton is installed; else, for a loss
-    with a ``kernel`` path (NeuralNDCG), kernel while one padded ``N × N`` kernel takes at most
-    :data:`AUTO_KERNEL_MAX_BYTES`, streaming beyond; for the others dense while ``B·N²`` is at most
+    ``"auto"``: for ApproxNDCG (which passes its ``candidates``, the ``M`` items per list that
+    can reach the cutoff), sorted when ``2·M ≤ N`` (it sums ``M·N`` pairs where the others sum
+    ``N²``) and ``B·N²`` is over :data:`AUTO_DENSE_MAX_PAIRS`; else the Triton kernels for CUDA
+    tensors when Triton is installed; else, for a loss with a ``kernel`` path (NeuralNDCG),
+    kernel while one padded ``N × N`` kernel takes at most :data:`AUTO_KERNEL_MAX_BYTES`,
+    streaming beyond; for the others dense while ``B·N²`` is at most
     :data:`AUTO_DENSE_MAX_PAIRS`, streaming beyond. Every path ``"auto"`` may pick accepts the
-    same options and gives the dense path's second derivatives. ``"triton"`` is checked here, so
-    a missing package or a CPU tensor is a clear error before any work.
+    same options and gives the dense path's second derivatives. ``"triton"`` is checked here, so a
+    missing package or a CPU tensor is a clear error before any work.
     """
     if impl == "triton":
         fused_kernels.require(lists.scores)
     if impl != "auto":
         return impl
-    return auto_impl(lists.scores.shape[0], lists.length, lists.scores, kernel=kernel)
+    return auto_impl(lists.scores.shape[0], lists.length, lists.scores, kernel=kernel, candidates=candidates)
 
 
-def auto_impl(batch: int, length: int, like: Tensor, *, kernel: bool = False, triton: bool = True) -> str:
+def auto_impl(
+    batch: int, length: int, like: Tensor, *, kernel: bool = False, triton: bool = True, candidates: int | None = None
+) -> str:
     """What ``impl="auto"`` picks for ``batch`` lists padded to ``length`` items of ``like``'s
-    dtype and device (see :func:`resolve_impl`); ``triton``: the loss has a Triton path."""
+    dtype and device (see :func:`resolve_impl`); ``triton``: the loss has a Triton path;
+    ``candidates``: the loss has the sorted path, which ranks that many items per list."""
+    small = batch * length**2 <= AUTO_DENSE_MAX_PAIRS
+    if candidates is not None and not small and 2 * candidates <= length:
+        return "sorted"
     if triton and like.is_cuda and fused_kernels.importable():
         return "triton"
     if kernel:
         return "kernel" if length**2 * like.element_size() <= AUTO_KERNEL_MAX_BYTES else "streaming"
-    return "dense" if batch * length**2 <= AUTO_DENSE_MAX_PAIRS else "streaming"
+    return "dense" if small else "streaming"
 
 
 def block_ops(impl: str, scores: Tensor) -> Any:

@@ -35,12 +35,14 @@ from .distill import adr_mse_loss, distill_listmle_loss, distill_listnet_loss, d
 from .lambdaloss import lambda_loss
 from .listwise import listmle_loss, listnet_loss, softmax_loss
 from .neural import neural_ndcg_loss
+from .neuralsort import neuralsort_ndcg_loss
 from .options import (
     DEFAULT_BETA,
     DEFAULT_DISTILL_TEMPERATURE,
     DEFAULT_MARGIN,
     DEFAULT_MU,
     DEFAULT_SAMPLES,
+    DEFAULT_SCALED_TEMPERATURE,
     DEFAULT_SIGMA,
     DEFAULT_SINKHORN_ITERS,
     DEFAULT_TEMPERATURE,
@@ -53,8 +55,10 @@ from .options import (
     LossOptions,
     MarginMSEOptions,
     NeuralNDCGOptions,
+    NeuralSortNDCGOptions,
     PairwiseHingeOptions,
     RankNetOptions,
+    Temperature,
     TemperatureLossOptions,
 )
 from .pairwise import pairwise_hinge_loss, ranknet_loss
@@ -158,6 +162,34 @@ class ApproxNDCGLoss(_RankingLoss):
             temperature=temperature, impl=impl,
         )
         super().__init__(approx_ndcg_loss, options)
+
+
+class NeuralSortNDCGLoss(_RankingLoss):
+    """:func:`torch_ndcg.neuralsort_ndcg_loss` as a module; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.NeuralSortNDCGLoss(k=10)
+        >>> criterion(torch.randn(4, 1000), torch.randint(0, 2, (4, 1000))).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        gain: d.Gain = DEFAULT_GAIN,
+        discount: d.Discount = DEFAULT_DISCOUNT,
+        empty: Empty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        temperature: Temperature = DEFAULT_SCALED_TEMPERATURE,
+        validate: bool = True,
+    ) -> None:
+        options = NeuralSortNDCGOptions(
+            k=k, gain=gain, discount=discount, empty=empty, reduction=reduction, validate=validate,
+            temperature=temperature,
+        )
+        super().__init__(neuralsort_ndcg_loss, options)
 
 
 class LambdaLoss(_RankingLoss):
@@ -307,6 +339,7 @@ __all__ = [
     "ListMLELoss",
     "ListNetLoss",
     "NeuralNDCGLoss",
+    "NeuralSortNDCGLoss",
     "PairwiseHingeLoss",
     "RankNetLoss",
     "SoftmaxLoss",

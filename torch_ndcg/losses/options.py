@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import torch
 
@@ -21,6 +21,10 @@ from ..options import EMPTY, IMPLS, LOSS_EMPTY, MARGIN_PAIRS, NEURAL_IMPLS, PAIR
 from ..validation import check_flag, check_option, check_positive
 
 DEFAULT_TEMPERATURE = 1.0
+# The temperature of the NeuralSort top-rows loss: "auto" scales τ with each list's length and
+# score spread (see :func:`torch_ndcg.neuralsort_ndcg`); a number is τ itself.
+Temperature = float | Literal["auto"]
+DEFAULT_SCALED_TEMPERATURE: Literal["auto"] = "auto"
 DEFAULT_SINKHORN_ITERS = 50
 DEFAULT_SAMPLES = 32
 DEFAULT_BETA = 0.1
@@ -49,6 +53,13 @@ def _generator(value: object) -> None:
 def _mu(value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
         raise ValueError(f"mu must be a number ≥ 0, got {value!r}")
+
+
+def _temperature(value: object) -> None:
+    if isinstance(value, str) and value == "auto":
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f'temperature must be a number > 0 or "auto", got {value!r}')
 
 
 def _tol(value: object) -> None:
@@ -89,6 +100,7 @@ class LossOptions:
     empty_choices: ClassVar[tuple[str, ...]] = LOSS_EMPTY
     impl_choices: ClassVar[tuple[str, ...]] = PAIR_IMPLS
     may_be_none: ClassVar[frozenset[str]] = frozenset()  # options for which None is a choice
+    auto_temperature: ClassVar[bool] = False  # whether temperature="auto" is a choice
 
     empty: str
     reduction: str
@@ -99,7 +111,9 @@ class LossOptions:
             value = getattr(self, field.name)
             if value is None and field.name in self.may_be_none:
                 continue
-            if field.name == "empty":
+            if field.name == "temperature" and self.auto_temperature:
+                _temperature(value)
+            elif field.name == "empty":
                 check_option("empty", value, self.empty_choices)
             elif field.name == "impl":
                 check_option("impl", value, self.impl_choices)
@@ -122,6 +136,17 @@ class ApproxNDCGOptions(LossOptions):
     discount: d.Discount
     temperature: float
     impl: str
+
+
+@dataclass(frozen=True)
+class NeuralSortNDCGOptions(LossOptions):
+    empty_choices: ClassVar[tuple[str, ...]] = EMPTY
+    auto_temperature: ClassVar[bool] = True
+
+    k: d.Cutoff
+    gain: d.Gain
+    discount: d.Discount
+    temperature: Temperature
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,119 @@
+r"""NDCG@k with the sort relaxed by the top ``k`` rows of NeuralSort, without Sinkhorn: a smooth
+NDCG for long lists, in O(N log N + k·N) time and O(k·N) memory per list
+(:mod:`.relaxations.neuralsort`)."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from .. import definitions as d
+from ..options import DEFAULT_DISCOUNT, DEFAULT_GAIN, DEFAULT_LOSS_EMPTY, DEFAULT_REDUCTION, Empty, Reduction
+from ..validation import names_arguments
+from . import common
+from .layout import flat_call
+from .options import DEFAULT_SCALED_TEMPERATURE, NeuralSortNDCGOptions, Temperature
+from .relaxations.neuralsort import top_rows_dcg
+
+
+def scaled_temperature(scores: Tensor, valid: Tensor) -> Tensor:
+    r"""``temperature="auto"``: :math:`\tau = \mathrm{std}(s)\,\sqrt{n}` per list ``[B, 1]``, over
+    its ``n`` real items (population standard deviation), without gradient; a list whose real
+    scores are all equal gets the dtype's smallest normal number (any τ > 0 gives it the same
+    rows)."""
+    v = valid.to(scores.dtype)
+    n = v.sum(-1, keepdim=True)
+    scores = scores.detach()
+    mean = (scores * v).sum(-1, keepdim=True) / n.clamp(min=1)
+    spread = (((scores - mean) * v) ** 2).sum(-1, keepdim=True) / n.clamp(min=1)
+    return (spread * n).sqrt().clamp(min=torch.finfo(scores.dtype).tiny)
+
+
+@names_arguments
+def neuralsort_ndcg(
+    scores: Tensor,
+    relevance: Tensor,
+    k: d.Cutoff = None,
+    *,
+    mask: Tensor | None = None,
+    indexes: Tensor | None = None,
+    gain: d.Gain = DEFAULT_GAIN,
+    discount: d.Discount = DEFAULT_DISCOUNT,
+    empty: Empty = DEFAULT_LOSS_EMPTY,
+    reduction: Reduction = DEFAULT_REDUCTION,
+    temperature: Temperature = DEFAULT_SCALED_TEMPERATURE,
+    validate: bool = True,
+) -> Tensor:
+    r"""Smooth NDCG@k from the top ``k`` rows of NeuralSort (Grover et al., 2019), no Sinkhorn;
+    differentiable in ``scores``. Built for long lists (a whole catalogue scored per user).
+
+    For the ``n`` real items of a list, row ``i`` of NeuralSort's relaxed sorting matrix is
+
+    .. math:: \hat P_{i\cdot} = \mathrm{softmax}_j\!\left(
+              \frac{(n + 1 - 2i)\,s_j - \sum_m |s_j - s_m|}{\tau}\right)
+
+    (a distribution over the items: which item takes rank ``i``), and
+
+    .. math:: \mathrm{DCG@k} = \sum_{i \le \min(k, n)} \mathrm{discount}(i) \sum_j \hat P_{ij}\,\mathrm{gain}(rel_j),
+              \qquad \mathrm{NDCG@k} = \mathrm{DCG@k} / \mathrm{IDCG@k}
+
+    with the metric's own gain, discount and exact IDCG@k, as in PiRank (Swezey et al., 2021).
+    As τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`.
+
+    How it differs from :func:`torch_ndcg.neural_ndcg` (Pobrotyn & Białobrzeski, 2021): that
+    loss builds all ``n`` rows and runs Sinkhorn on the ``n × n`` matrix, which makes it nearly
+    doubly stochastic (each item's ranks also sum to 1), at O(n²) per iteration. Here only rows
+    ``1..k`` are built, each a softmax (rows sum to 1; columns are not normalised, so at a large
+    τ one item can take mass in several of the top rows), in O(n log n + k·n) time (one sort and
+    suffix sums give every :math:`\sum_m |s_j - s_m|`) and O(k·n) memory; the backward is
+    analytic and recomputes the rows. It is NeuralNDCG's DCG on the NeuralSort matrix before
+    Sinkhorn, read at its top ``k`` rows; ``k=None`` builds all ``n`` rows, the O(n²) cost.
+
+    The logits grow with the list's length and the scores' spread, so one fixed τ is hard at
+    long lists (gradients vanish) and soft at short ones. ``temperature="auto"`` (the default)
+    sets, per list, :math:`\tau = \mathrm{std}(s)\,\sqrt{n}` (population standard deviation of
+    its real scores; no gradient flows through τ): the relaxation is the same at every score
+    scale, and each top row spreads over about :math:`\sqrt n` items, so the gradient reaches
+    the relevant items below the top without vanishing as ``n`` grows.
+
+    Args:
+        scores, relevance, k, indexes, mask, gain, discount, empty, reduction, validate: as in
+            :func:`torch_ndcg.ndcg` (``k`` is one cutoff; ``empty`` defaults to ``"skip"``).
+        temperature: ``"auto"`` (the rule above) or a number τ > 0 used for every list.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> scores = torch.tensor([[2.0, 1.0, 0.5]])
+        >>> round(tn.neuralsort_ndcg(scores, torch.tensor([[2, 0, 1]]), temperature=0.01).item(), 4)
+        0.9502
+    """
+    if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
+        return flat_call(neuralsort_ndcg, locals())
+    NeuralSortNDCGOptions(
+        k=k, gain=gain, discount=discount, empty=empty, reduction=reduction, validate=validate,
+        temperature=temperature,
+    )  # checks every option, before any work
+    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
+    rows = lists.length if lists.cutoff is None else min(lists.cutoff, lists.length)
+    weight = common.rank_weights(lists, discount)[:, :rows]
+    tau = scaled_temperature(lists.scores, lists.valid) if temperature == "auto" else float(temperature)
+    dcg = top_rows_dcg(lists.scores, lists.valid, weight, lists.gains, tau)
+    return common.finish(dcg, lists, empty, reduction)
+
+
+neuralsort_ndcg_loss = common.one_minus(
+    neuralsort_ndcg,
+    r"""NeuralSort top-rows NDCG loss: :math:`1 - \mathrm{NDCG@k}` per list, reduced by ``reduction``.
+
+    Options and definitions as in :func:`neuralsort_ndcg` (the top ``k`` rows of NeuralSort,
+    no Sinkhorn; O(n log n + k·n) per list, for long lists).
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> scores = torch.randn(2, 1000, requires_grad=True)
+        >>> relevance = (torch.rand(2, 1000) < 0.05).long()
+        >>> tn.neuralsort_ndcg_loss(scores, relevance, k=10).backward()
+        >>> scores.grad.shape
+        torch.Size([2, 1000])
+    """,
+)

@@ -1,0 +1,91 @@
+r"""ApproxNDCG's approximate ranks (Qin, Liu & Li, 2010) of only the items that can reach a
+cutoff: the same smooth NDCG@k in O(N log M + M·N) instead of O(N²).
+
+The approximate rank :math:`\tilde r_i = 1 + \sum_{j \ne i} \sigma((s_j - s_i)/\tau)` is at least
+:math:`1 + \tfrac12 \#\{j \ne i : s_j \ge s_i\}`, since each term with :math:`s_j \ge s_i` is at
+least ½. So the item at position ``q`` of the descending order has :math:`\tilde r \ge 1 + (q-1)/2`,
+and once ``q > M = ⌈2(k + cτ)⌉`` its soft cutoff :math:`\sigma((k + \tfrac12 - \tilde r)/\tau)` is
+below :math:`\sigma(-c)`. With ``c = 40``, :math:`\sigma(-40) \approx 4\cdot 10^{-18}` is below
+float64's resolution, so those items' terms, values and gradients, are 0 to float precision: only
+the top ``M`` items by score (one ``topk``) need their ranks, each a sum over the whole list.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from .blocks import blocks
+
+# The soft cutoff of an item left out is below σ(−SATURATION) ≈ 4e-18, under float64's ε/2.
+SATURATION = 40.0
+
+
+def candidates(length: int, cutoff: int | None, tau: float) -> int:
+    """``M``: how many of a list's top-scored items can reach the soft cutoff (see the module);
+    every item without a cutoff."""
+    return length if cutoff is None else min(length, math.ceil(2 * (cutoff + SATURATION * tau)))
+
+
+def top_candidates(scores: Tensor, valid: Tensor, count: int) -> Tensor:
+    """The positions ``[B, M]`` of each list's ``M`` highest real scores (padding after them)."""
+    lowest = torch.full_like(scores, -torch.inf)
+    return torch.topk(torch.where(valid, scores, lowest), count, dim=-1, sorted=False).indices
+
+
+def _sigmoids(scores: Tensor, chosen: Tensor, tau: float) -> Tensor:
+    """``σ((s_j − s_c)/τ)`` ``[b, m, N]`` for the candidates ``c`` at positions ``chosen`` ``[b, m]``."""
+    return torch.sigmoid((scores[:, None, :] - scores.gather(-1, chosen)[:, :, None]) / tau)
+
+
+def dense_candidate_ranks(scores: Tensor, valid: Tensor, chosen: Tensor, tau: float) -> Tensor:
+    """The candidates' ranks from the whole ``[B, M, N]`` sigmoid matrix, under autograd."""
+    return 0.5 + (_sigmoids(scores, chosen, tau) * valid[:, None, :]).sum(-1)  # 1 + Σ − σ(0) for itself
+
+
+class CandidateRanks(torch.autograd.Function):
+    r"""``r̃_c = 1 + Σ_{j ≠ c, real} σ((s_j − s_c)/τ)`` ``[B, M]`` for the candidates ``c``, with
+    an analytic backward: ``∂r̃_c/∂s_j = σ'_{cj}/τ`` and ``∂r̃_c/∂s_c = −Σ_{j≠c} σ'_{cj}/τ``. Both
+    passes recompute the sigmoids in bounded blocks (:func:`.blocks.blocks`), so memory is
+    O(B·(N + M)); under ``create_graph=True`` the backward differentiates
+    :func:`dense_candidate_ranks` (at its memory) for second derivatives."""
+
+    @staticmethod
+    def forward(scores: Tensor, valid: Tensor, chosen: Tensor, tau: float) -> Tensor:
+        v = valid.to(scores.dtype)
+        ranks = torch.empty(chosen.shape, dtype=scores.dtype, device=scores.device)
+        for lists, rows in blocks(*chosen.shape, scores.shape[-1], scores.element_size()):
+            pairs = _sigmoids(scores[lists], chosen[lists, rows], tau)
+            ranks[lists, rows] = 0.5 + torch.bmm(pairs, v[lists, :, None])[:, :, 0]
+        return ranks
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        scores, valid, chosen, tau = inputs
+        ctx.save_for_backward(scores, valid, chosen)
+        ctx.tau = tau
+
+    @staticmethod
+    def backward(ctx, grad_ranks: Tensor):
+        scores, valid, chosen = ctx.saved_tensors
+        tau = ctx.tau
+        if torch.is_grad_enabled():  # create_graph=True
+            dense = dense_candidate_ranks(scores, valid, chosen, tau)
+            return *torch.autograd.grad(dense, scores, grad_ranks, create_graph=True), None, None, None
+        v = valid.to(scores.dtype)
+        upstream = grad_ranks * v.gather(-1, chosen) / tau  # a padded candidate passes nothing back
+        grad = torch.zeros_like(scores)
+        for lists, rows in blocks(*chosen.shape, scores.shape[-1], scores.element_size()):
+            which, weight = chosen[lists, rows], upstream[lists, rows]
+            slopes = _sigmoids(scores[lists], which, tau)
+            slopes.sub_(slopes.square()).mul_(v[lists, None, :])  # σ'; the candidate's own σ'(0) cancels
+            grad[lists] += torch.bmm(weight[:, None, :], slopes)[:, 0, :]
+            grad[lists] = grad[lists].scatter_add(-1, which, -weight * slopes.sum(-1))
+        return grad, None, None, None
+
+
+def candidate_ranks(scores: Tensor, valid: Tensor, chosen: Tensor, tau: float) -> Tensor:
+    """The approximate ranks ``[B, M]`` of the items at positions ``chosen`` ``[B, M]``."""
+    return CandidateRanks.apply(scores, valid, chosen, tau)

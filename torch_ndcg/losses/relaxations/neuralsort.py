@@ -1,0 +1,124 @@
+r"""The top rows of NeuralSort (Grover et al., 2019) in O(N log N + R·N), and the smooth DCG they give.
+
+Row ``i`` of NeuralSort's relaxed sorting matrix for the ``n`` real scores ``s`` of a list is
+
+.. math:: \hat P_{i\cdot} = \mathrm{softmax}_j\!\left(\frac{(n + 1 - 2i)\,s_j - \sum_m |s_j - s_m|}{\tau}\right).
+
+Since :math:`|x| = x + 2\max(-x, 0)`, :math:`\sum_m |s_j - s_m| = n s_j - \sum_m s_m + 2 H_j`
+with :math:`H_j = \sum_m \max(s_m - s_j, 0)`, the total by which the items above ``j`` exceed
+it. The sum of all scores is the same in every entry of a row and cancels in its softmax, so
+
+.. math:: \hat P_{i\cdot} = \mathrm{softmax}_j\!\left(\frac{(1 - 2i)\,s_j - 2 H_j}{\tau}\right).
+
+One sort gives every :math:`H_j`: in ascending order, ``H(p) = H(p+1) + (n − p)(t_{p+1} − t_p)``,
+a suffix sum of non-negative terms, so the items near the top (the only ones a top row weighs)
+get small, accurately summed logits, where the paper's form subtracts two sums of ``n`` terms.
+Rows ``1..R`` then cost ``O(R·N)``; the DCG reads only rows ``1..k`` (PiRank, Swezey et al.,
+2021). The backward recomputes the rows instead of keeping them, so nothing of size ``R·N``
+outlives the call.
+
+Where scores tie, ``|x|`` has the subgradient 0 at 0 (as ``torch.abs``); here that is
+``max(x, 0)`` with the subgradient ½ at 0, which gives the same gradient as the paper's form
+differentiated by autograd.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+
+def _filled(scores: Tensor, valid: Tensor) -> Tensor:
+    """The scores with padding moved below every real score of its list (so that a sort puts
+    it first and it is never above a real item)."""
+    low = torch.where(valid, scores, torch.full_like(scores, torch.inf)).amin(-1, keepdim=True)
+    low = torch.where(torch.isfinite(low), low, torch.zeros_like(low))
+    return torch.where(valid, scores, low - 1)
+
+
+def _excess_above(filled: Tensor) -> tuple[Tensor, Tensor]:
+    """``H_j = Σ_m max(s_m − s_j, 0)`` ``[B, N]``, and the scores in ascending order."""
+    ascending, order = torch.sort(filled, dim=-1)
+    width = filled.shape[-1]
+    above = torch.arange(width - 1, 0, -1, dtype=filled.dtype, device=filled.device)  # items above each gap
+    terms = (ascending[:, 1:] - ascending[:, :-1]) * above
+    suffix = terms.flip(-1).cumsum(-1).flip(-1)
+    excess = torch.cat([suffix, torch.zeros_like(suffix[:, :1])], -1)
+    return torch.empty_like(excess).scatter(-1, order, excess), ascending
+
+
+def top_logits(scores: Tensor, valid: Tensor, rows: int, tau: Tensor) -> Tensor:
+    """Logits ``[B, R, N]`` of NeuralSort's rows ``1..R`` for τ ``[B or 1, 1]`` (padding: the
+    dtype's lowest finite value, so it has probability 0 and an all-padding row stays finite)."""
+    excess, ascending = _excess_above(_filled(scores, valid))
+    # (1 − 2i)·s_j shifted by the list's largest score: the same constant in every entry of a row.
+    top = ascending[:, -1:]
+    slope = 1 - 2 * torch.arange(1, rows + 1, dtype=scores.dtype, device=scores.device)
+    logits = (slope[None, :, None] * (scores - top)[:, None, :] - 2 * excess[:, None, :]) / tau[:, :, None]
+    return logits.masked_fill(~valid[:, None, :], torch.finfo(scores.dtype).min)
+
+
+def _rows(scores: Tensor, valid: Tensor, rows: int, tau: Tensor) -> Tensor:
+    """``P̂`` rows ``1..R`` ``[B, R, N]``."""
+    return torch.softmax(top_logits(scores, valid, rows, tau), -1)
+
+
+def _on(tau: Tensor | float, like: Tensor) -> Tensor:
+    """τ as a ``[B or 1, 1]`` tensor of ``like``'s dtype and device."""
+    if isinstance(tau, Tensor):
+        return tau.to(like.dtype).reshape(-1, 1)
+    return torch.full((1, 1), float(tau), dtype=like.dtype, device=like.device)
+
+
+def _excess_vjp(filled: Tensor, upstream: Tensor) -> Tensor:
+    """``Σ_j upstream_j ∂H_j/∂s_m`` ``[B, N]``: ``∂H_j/∂s_m`` is 1 for ``s_m > s_j``, ½ for a tie
+    (``m ≠ j``), and ``∂H_j/∂s_j = −(#above + ½ #tied others)``; prefix sums over the sort."""
+    ascending, order = torch.sort(filled, dim=-1)
+    below = torch.searchsorted(ascending, filled, side="left")  # items strictly below
+    up_to = torch.searchsorted(ascending, filled, side="right")  # items at or below (self included)
+    totals = torch.cat([torch.zeros_like(upstream[:, :1]), upstream.gather(-1, order).cumsum(-1)], -1)
+    sum_below = totals.gather(-1, below)
+    sum_tied = totals.gather(-1, up_to) - sum_below - upstream
+    above = (filled.shape[-1] - up_to).to(filled.dtype)
+    tied = (up_to - below - 1).to(filled.dtype)
+    return sum_below + 0.5 * sum_tied - upstream * (above + 0.5 * tied)
+
+
+class TopRowsDCG(torch.autograd.Function):
+    r"""``Σ_{i ≤ R} weight_i Σ_j P̂_ij gain_j`` per list ``[B]``, with an analytic backward.
+
+    With ``ḡ_i = Σ_j P̂_ij g_j`` and ``G_ij = w_i P̂_ij (g_j − ḡ_i)`` (the gradient with respect to
+    the logits), the gradient is
+    ``∂/∂s_m = (Σ_i (1 − 2i) G_im − 2 Σ_j (Σ_i G_ij) ∂H_j/∂s_m) / τ``. The backward recomputes
+    ``P̂`` from the scores with differentiable operations, so under ``create_graph=True`` the
+    second derivatives are autograd's of this same formula.
+    """
+
+    @staticmethod
+    def forward(scores: Tensor, valid: Tensor, weight: Tensor, gains: Tensor, tau: Tensor) -> Tensor:
+        probabilities = _rows(scores, valid, weight.shape[-1], tau)
+        return (torch.bmm(probabilities, gains[:, :, None])[:, :, 0] * weight).sum(-1)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        scores, valid, weight, gains, tau = inputs
+        ctx.save_for_backward(scores, valid, weight, gains, tau)
+
+    @staticmethod
+    def backward(ctx, grad_dcg: Tensor):
+        scores, valid, weight, gains, tau = ctx.saved_tensors
+        probabilities = _rows(scores, valid, weight.shape[-1], tau)
+        mean_gain = torch.bmm(probabilities, gains[:, :, None])  # [B, R, 1]
+        row_weight = (weight * grad_dcg[:, None])[:, :, None]
+        logit_grad = probabilities * (gains[:, None, :] - mean_gain) * row_weight  # G [B, R, N]
+        slope = 1 - 2 * torch.arange(1, weight.shape[-1] + 1, dtype=scores.dtype, device=scores.device)
+        direct = torch.einsum("r,brn->bn", slope, logit_grad)
+        through_excess = _excess_vjp(_filled(scores.detach(), valid), logit_grad.sum(1))
+        return torch.where(valid, direct - 2 * through_excess, torch.zeros_like(direct)) / tau, None, None, None, None
+
+
+def top_rows_dcg(scores: Tensor, valid: Tensor, weight: Tensor, gains: Tensor, tau: Tensor | float) -> Tensor:
+    """Smooth DCG ``[B]`` from NeuralSort's rows ``1..R``, ``R = weight.shape[-1]``: ``weight``
+    ``[B, R]`` holds each rank's discount (0 for ranks beyond a list's cutoff or length),
+    ``gains`` ``[B, N]`` (0 at padding), ``tau`` a number or a ``[B, 1]`` tensor (no gradient)."""
+    return TopRowsDCG.apply(scores, valid, weight, gains, _on(tau, scores).detach())
