@@ -7,8 +7,6 @@ import pytest
 import recommend_full_catalog as example
 import torch
 
-from tests.data.test_movielens import ROWS
-
 
 @pytest.mark.slow
 def test_quick_run_reports_every_loss_and_plots(tmp_path, capsys):
@@ -41,10 +39,11 @@ def test_reads_a_file_and_ml_100k_from_a_cached_wheel_without_network(tmp_path, 
     # A wheel already in the cache is read, not downloaded again: pip must not run.
     with zipfile.ZipFile(tmp_path / "recbole-1.2.1-py3-none-any.whl", "w") as wheel:
         header = "user_id:token\titem_id:token\trating:float\ttimestamp:float\n"
-        wheel.writestr(example.ML_100K_MEMBER, header + "".join(f"{u}\t{i}\t{r}\t{t}\n" for u, i, r, t in ROWS * 1))
+        wheel.writestr(example.ML_100K_MEMBER, header + "".join(f"{u}\t{i}\t{r}\t{t}\n" for u, i, r, t in stand_in_rows()))
     monkeypatch.setattr(example.subprocess, "run", lambda *a, **k: pytest.fail("pip ran"))
     log = example.read_interactions(example.ml_100k(tmp_path))
-    assert (log.n_users, log.n_items, len(log)) == (3, 5, 10)
+    assert (log.n_users, len(log)) == (12, 96)
+    assert (tmp_path / "ml-100k.inter").exists()  # extracted once, read from there next time
 
 
 def test_sampled_softmax_with_the_whole_catalogue_drawn_is_the_softmax_over_the_negatives():
