@@ -20,13 +20,18 @@ from torch import Tensor
 from .blocks import blocks
 
 # The soft cutoff of an item left out is below σ(−SATURATION) ≈ 4e-18, under float64's ε/2.
-SATURATION = 40.0
+SATURATION = 40
 
 
 def candidates(length: int, cutoff: int | None, tau: float) -> int:
     """``M``: how many of a list's top-scored items can reach the soft cutoff (see the module);
     every item without a cutoff."""
-    return length if cutoff is None else min(length, math.ceil(2 * (cutoff + SATURATION * tau)))
+    if cutoff is None:
+        return length
+    # A branch, not min(): under torch.compile(dynamic=True) the count is then N (a plain symbol)
+    # or a constant, never a compound symbol (which autograd.Function inputs cannot carry).
+    wanted = math.ceil(2 * (cutoff + SATURATION * tau))
+    return length if wanted >= length else wanted
 
 
 def top_candidates(scores: Tensor, valid: Tensor, count: int) -> Tensor:

@@ -47,20 +47,27 @@ def _excess_above(filled: Tensor) -> tuple[Tensor, Tensor]:
     return torch.empty_like(excess).scatter(-1, order, excess), ascending
 
 
-def top_logits(scores: Tensor, valid: Tensor, rows: int, tau: Tensor) -> Tensor:
-    """Logits ``[B, R, N]`` of NeuralSort's rows ``1..R`` for τ ``[B or 1, 1]`` (padding: the
-    dtype's lowest finite value, so it has probability 0 and an all-padding row stays finite)."""
-    excess, ascending = _excess_above(_filled(scores, valid))
-    # (1 − 2i)·s_j shifted by the list's largest score: the same constant in every entry of a row.
-    top = ascending[:, -1:]
-    slope = 1 - 2 * torch.arange(1, rows + 1, dtype=scores.dtype, device=scores.device)
-    logits = (slope[None, :, None] * (scores - top)[:, None, :] - 2 * excess[:, None, :]) / tau[:, :, None]
-    return logits.masked_fill(~valid[:, None, :], torch.finfo(scores.dtype).min)
+def _slopes(rows: int, like: Tensor) -> Tensor:
+    """``1 − 2i`` for the rows ``i = 1..R``."""
+    return 1 - 2 * torch.arange(1, rows + 1, dtype=like.dtype, device=like.device)
 
 
 def _rows(scores: Tensor, valid: Tensor, rows: int, tau: Tensor) -> Tensor:
-    """``P̂`` rows ``1..R`` ``[B, R, N]``."""
-    return torch.softmax(top_logits(scores, valid, rows, tau), -1)
+    """NeuralSort's rows ``1..R`` ``[B, R, N]`` for τ ``[B or 1, 1]``; padding has probability 0.
+
+    Without autograd recording (the forward, and a backward without ``create_graph``) the rows
+    are built in place in one ``[B, R, N]`` buffer; otherwise out of place, differentiably.
+    """
+    excess, ascending = _excess_above(_filled(scores, valid))
+    # (1 − 2i)·s_j shifted by the list's largest score: the same constant in every entry of a row.
+    shifted, slope = scores - ascending[:, -1:], _slopes(rows, scores)[None, :, None]
+    padding, lowest = ~valid[:, None, :], torch.finfo(scores.dtype).min  # finite: an all-padding row stays finite
+    if torch.is_grad_enabled():
+        logits = (slope * shifted[:, None, :] - 2 * excess[:, None, :]) / tau[:, :, None]
+        return torch.softmax(logits.masked_fill(padding, lowest), -1)
+    table = (slope * shifted[:, None, :]).sub_(2 * excess[:, None, :]).div_(tau[:, :, None]).masked_fill_(padding, lowest)
+    table.sub_(table.amax(-1, keepdim=True)).exp_()
+    return table.div_(table.sum(-1, keepdim=True))
 
 
 def _on(tau: Tensor | float, like: Tensor) -> Tensor:
@@ -108,12 +115,15 @@ class TopRowsDCG(torch.autograd.Function):
     def backward(ctx, grad_dcg: Tensor):
         scores, valid, weight, gains, tau = ctx.saved_tensors
         probabilities = _rows(scores, valid, weight.shape[-1], tau)
-        mean_gain = torch.bmm(probabilities, gains[:, :, None])  # [B, R, 1]
-        row_weight = (weight * grad_dcg[:, None])[:, :, None]
-        logit_grad = probabilities * (gains[:, None, :] - mean_gain) * row_weight  # G [B, R, N]
-        slope = 1 - 2 * torch.arange(1, weight.shape[-1] + 1, dtype=scores.dtype, device=scores.device)
-        direct = torch.einsum("r,brn->bn", slope, logit_grad)
-        through_excess = _excess_vjp(_filled(scores.detach(), valid), logit_grad.sum(1))
+        mean_gain = torch.bmm(probabilities, gains[:, :, None])[:, :, 0]  # ḡ [B, R]
+        w, slope = weight * grad_dcg[:, None], _slopes(weight.shape[-1], scores)[None, :]
+        # Σ_i a_i G_ij = g_j Σ_i a_i w_i P̂_ij − Σ_i a_i w_i ḡ_i P̂_ij for a = 1 − 2i and a = 1: one
+        # [B, 4, R] × [B, R, N] product instead of G itself.
+        coefficients = torch.stack([slope * w, slope * w * mean_gain, w, w * mean_gain], 1)
+        sums = torch.bmm(coefficients, probabilities)
+        direct = gains * sums[:, 0] - sums[:, 1]
+        upstream = gains * sums[:, 2] - sums[:, 3]
+        through_excess = _excess_vjp(_filled(scores.detach(), valid), upstream)
         return torch.where(valid, direct - 2 * through_excess, torch.zeros_like(direct)) / tau, None, None, None, None
 
 
