@@ -250,9 +250,11 @@ def run(args: argparse.Namespace) -> dict[str, dict]:
                 args.save.write_text(json.dumps([[vars(s), runs] for s, runs in results.items()]))
     chosen = {}
     for loss in losses:
-        candidates = [s for s in results if s.loss == loss]
+        # Only grid points with every seed compete (merged files may hold runs cut short).
+        seeds = max(len(runs) for s, runs in results.items() if s.loss == loss)
+        candidates = [s for s in results if s.loss == loss and len(results[s]) == seeds]
         best = max(candidates, key=lambda s: statistics.mean(r["best_validation"] for r in results[s].values()))
-        chosen[loss] = {"setting": best, "runs": list(results[best].values())}
+        chosen[loss] = {"setting": best, "runs": list(results[best].values()), "grid": (len(candidates), len(grid([loss], False)))}
     report(chosen, args, time.perf_counter() - start)
     return chosen
 
@@ -272,7 +274,7 @@ def report(chosen: dict[str, dict], args: argparse.Namespace, seconds: float) ->
     print(f"\nTest, {len(runs)} seeds (mean ± std), {len(runs[0]['curve'])} epochs, each run at its best validation epoch; "
           f"binary relevance (every rated item), already-seen items excluded, linear gain, log2 discount.")
     reference = chosen.get("softmax")
-    header = ["loss", "lr", "knob", f"val NDCG@{K}", f"test NDCG@{K}", f"test Recall@{RECALL_K}", "vs softmax"]
+    header = ["loss", "grid", "lr", "knob", f"val NDCG@{K}", f"test NDCG@{K}", f"test Recall@{RECALL_K}", "vs softmax"]
     rows = []
     for loss, entry in chosen.items():
         setting, runs = entry["setting"], entry["runs"]
@@ -281,14 +283,14 @@ def report(chosen: dict[str, dict], args: argparse.Namespace, seconds: float) ->
         ratio = "-"
         if reference is not None:
             ratio = f"{statistics.mean(test) / statistics.mean(r['test']['ndcg'] for r in reference['runs']):.1%}"
-        rows.append([loss, f"{setting.lr:g}", knob, mean_spread([r["best_validation"] for r in runs]),
+        rows.append([loss, "{}/{}".format(*entry["grid"]), f"{setting.lr:g}", knob, mean_spread([r["best_validation"] for r in runs]),
                      mean_spread(test), mean_spread([r["test"]["recall"] for r in runs]), ratio])
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for i, row in enumerate([header, *rows]):
         print("| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths)) + " |")
         if i == 0:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    print(f"({seconds:.0f} s on {args.threads} thread(s))")
+    print(f"(grid: the settings run with every seed, of the full grid; {seconds:.0f} s on {args.threads} thread(s))")
     if args.plot:
         plot(chosen, args.plot)
 
