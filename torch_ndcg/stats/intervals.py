@@ -1,6 +1,5 @@
 """Percentile bootstrap confidence intervals of a mean over queries, vectorised over leading axes."""
 
-from __future__ import annotations
 
 from typing import NamedTuple
 

@@ -13,7 +13,6 @@ All tests are two-sided.
 * :func:`cohens_dz` — the paired effect size.
 """
 
-from __future__ import annotations
 
 from typing import NamedTuple
 
