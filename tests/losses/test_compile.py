@@ -69,6 +69,35 @@ def test_defaults_compile_and_equal_eager(name, fullgraph):
     _assert_same(_value_and_grad(compiled, scores, relevance, mask), eager)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "loss, scale",
+    [(tn.ranknet_loss, "sigma"), (tn.pairwise_hinge_loss, "margin"), (tn.lambda_loss, "sigma"), (tn.lambda_loss, "mu")],
+)
+def test_scale_options_compile_with_dynamic_shapes_as_one_graph_and_equal_eager(loss, scale):
+    # Under dynamic=True a float option is symbolic: its checks must be comparisons, not
+    # math.isfinite, and the value must follow the option without a recompile.
+    scores, relevance, _ = _inputs(masked=False)
+
+    def fn(s, r, value):
+        return loss(s, r, **{scale: value})
+
+    compiled = torch.compile(fn, backend="aot_eager", dynamic=True, fullgraph=True)
+    for value in (1.0, 2.5):
+        _assert_same(_value_and_grad(compiled, scores, relevance, value), _value_and_grad(fn, scores, relevance, value))
+    _assert_same(_value_and_grad(torch.compile(loss, backend="aot_eager", dynamic=True, fullgraph=True), scores, relevance),
+                 _value_and_grad(loss, scores, relevance))  # fmt: skip
+
+
+@pytest.mark.slow
+def test_lambda_loss_compiles_with_inductor_and_dynamic_shapes():
+    # Inductor once generated C++ that used a gather's index before declaring it, for LambdaLoss's
+    # two gathers at shifted rank gaps under dynamic shapes.
+    scores, relevance, _ = _inputs(masked=False)
+    compiled = torch.compile(tn.lambda_loss, dynamic=True, fullgraph=True)
+    torch.testing.assert_close(_value_and_grad(compiled, scores, relevance), _value_and_grad(tn.lambda_loss, scores, relevance))
+
+
 @pytest.mark.parametrize("name", list(LOSSES))
 def test_dense_layout_without_validation_compiles_as_one_graph(name):
     loss = LOSSES[name]

@@ -48,7 +48,14 @@ from ..options import (
     PairImpl,
     Reduction,
 )
-from ..validation import caller_stacklevel, check_list_length, check_mask, check_same_shape, check_tensor
+from ..validation import (
+    caller_stacklevel,
+    check_list_length,
+    check_mask,
+    check_same_device,
+    check_same_shape,
+    check_tensor,
+)
 from . import approx, common, listwise
 from .layout import flat_call
 from .options import (
@@ -104,6 +111,8 @@ def _prepare(owner: str, label_twin: str, scores: Tensor, teacher_scores: Tensor
     check_same_shape("scores", scores, "teacher_scores", teacher_scores)
     check_list_length("scores", scores)
     check_mask(mask, scores.shape)
+    check_same_device("scores", scores, "teacher_scores", teacher_scores)
+    check_same_device("scores", scores, "mask", mask)
     if not scores.is_floating_point():
         raise TypeError(f"{owner}: scores must be a floating-point tensor (the student's scores), got {scores.dtype}")
     dtype = d.compute_dtype(scores, teacher_scores)
@@ -227,11 +236,25 @@ def distill_listnet_loss(
     lists = _prepare("distill_listnet_loss", "listnet_loss", scores, teacher_scores, mask, validate)
     tau = float(temperature)
     floor = torch.finfo(lists.scores.dtype).min
-    # finfo.min at padding: probability exactly 0 and finite logs even for a list of padding only.
-    log_p = torch.where(lists.valid, lists.scores / tau, floor).log_softmax(-1)
-    target = torch.where(lists.valid, lists.teacher / tau, -torch.inf).softmax(-1).nan_to_num(0.0)
-    values = (target * log_p).sum(-1).neg() * tau**2
+    # Each side is shifted by its largest real score before the division (a softmax does not
+    # change): a finite score divided by a temperature < 1 may overflow to inf, and inf − inf
+    # inside the softmax is NaN; a shifted score is ≤ 0, so at worst −inf, a probability of 0.
+    target = torch.where(lists.valid, _below_largest(lists.teacher, lists.valid) / tau, -torch.inf)
+    target = target.softmax(-1).nan_to_num(0.0)
+    # With s' = s − max s ≤ 0: −T² Σ pᵢ log softmax(s/T)ᵢ = T Σ pᵢ (−s'ᵢ) + T² logsumexp(s'/T), each
+    # part finite wherever the loss is (s'/T alone may not be). finfo.min at padding: finite
+    # logs even for a list of padding only.
+    shifted = _below_largest(lists.scores, lists.valid)
+    spread = torch.where(target > 0, target * -shifted, 0.0).sum(-1)  # 0 · inf is no term
+    values = tau * spread + tau**2 * torch.where(lists.valid, shifted / tau, floor).logsumexp(-1)
     return _finish("distill_listnet_loss", values, _too_short(lists), lists, empty, reduction)
+
+
+def _below_largest(values: Tensor, valid: Tensor) -> Tensor:
+    """``values`` minus the largest real one of their list, a constant to autograd (a list
+    without a finite largest value is not shifted)."""
+    largest = values.detach().masked_fill(~valid, -torch.inf).amax(-1, keepdim=True)
+    return values - torch.where(torch.isfinite(largest), largest, 0.0)
 
 
 def distill_listmle_loss(
