@@ -250,14 +250,18 @@ def test_idcg_compiles_without_graph_breaks():
     torch._dynamo.reset()
 
 
-def test_validation_is_what_synchronises():
-    # The control for the tests above: value checks read tensors on the host, so a full graph
-    # cannot be captured with validate=True.
+def test_validating_metrics_compile_as_one_graph_and_refuse_bad_values_as_eager():
+    # The value checks run inside one registered operator under torch.compile, not as graph breaks.
     scores, relevance = batch(rows=4, n=20)
+    scores = scores.float()
     torch._dynamo.reset()
     compiled = torch.compile(lambda s, r: tn.ndcg(s, r, 3), fullgraph=True, backend="eager")
-    with pytest.raises(torch._dynamo.exc.TorchDynamoException, match="(?i)graph break|data-dependent"):
-        compiled(scores.float(), relevance)
+    torch.testing.assert_close(compiled(scores, relevance), tn.ndcg(scores, relevance, 3))
+    bad = scores.clone()
+    bad[1, 2] = torch.nan
+    for fn in (lambda s, r: tn.ndcg(s, r, 3), compiled):
+        with pytest.raises(ValueError, match="scores contains NaN"):
+            fn(bad, relevance)
     torch._dynamo.reset()
 
 

@@ -48,6 +48,7 @@ from ..options import (
     PairImpl,
     Reduction,
 )
+from ..registered_checks import register_check
 from ..validation import (
     caller_stacklevel,
     check_list_length,
@@ -65,7 +66,6 @@ from .options import (
     MarginMSEOptions,
     TemperatureLossOptions,
 )
-from .value_checks import register_check
 
 
 

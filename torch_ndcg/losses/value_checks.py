@@ -7,7 +7,7 @@ the host. :func:`check_inputs` reads one three-number summary; only a suspicious
 metrics' exact checks, which name the culprit.
 
 Under ``torch.compile`` a read is a graph break: the graph is cut there and the pieces run with
-Python between them, which costs more than the checks. The functions :func:`register_check`
+Python between them, which costs more than the checks. The functions :func:`~torch_ndcg.registered_checks.register_check`
 makes instead hand the inputs to a registered operator (``torch_ndcg::check_inputs`` for a
 loss's inputs; the smooth NDCG losses' result check and the distillation losses' checks
 likewise), which the compiler keeps as one opaque call (it sees only a fake implementation).
@@ -21,14 +21,13 @@ graph breaks.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
 
 import torch
 from torch import Tensor
 
 from .. import definitions as d
 from ..dense import check_values
+from ..registered_checks import register_check
 from ..validation import unmasked, warn_if_swapped
 
 
@@ -61,40 +60,6 @@ def check_smooth_values(values: Tensor, is_empty: Tensor) -> None:
                 "although the inputs are finite, a numerical failure at these scores and temperature; "
                 "try float64 scores, a larger temperature or impl='dense'"
             )
-
-
-# Defined with torch.library.Library rather than custom_op: a kernel with no autograd formula
-# of its own (its inputs need no gradient) is called without custom_op's Python wrappers,
-# which cost several times the checks on a small batch.
-_LIBRARY = torch.library.Library("torch_ndcg", "FRAGMENT")
-
-
-def register_check(name: str, arguments: str, check: Callable[..., None]) -> Callable[..., Tensor]:
-    """Register ``torch_ndcg::<name>(<arguments>) -> Tensor``, which runs ``check`` on its arguments
-    (the first a tensor) and returns a zero of the first's dtype, and return the function that
-    calls it: ``tensor`` once ``check(tensor, *arguments)`` passes; under ``torch.compile``, the
-    tensor plus the operator's zero: the same values and gradient, and a graph that cannot run
-    without the check (the operator sees no tensor that needs a gradient)."""
-    _LIBRARY.define(f"{name}({arguments}) -> Tensor")
-
-    def kernel(first: Tensor, *rest: Any) -> Tensor:
-        check(first, *rest)
-        return first.new_zeros(())
-
-    def fake(first: Tensor, *rest: Any) -> Tensor:
-        return first.new_empty(())
-
-    torch.library.impl(_LIBRARY, name, "CompositeExplicitAutograd")(kernel)
-    torch.library.register_fake(f"torch_ndcg::{name}", fake, lib=_LIBRARY)
-    operator = getattr(torch.ops.torch_ndcg, name)
-
-    def checked(tensor: Tensor, *rest: Any) -> Tensor:
-        if torch.compiler.is_compiling():
-            return tensor + operator(tensor.detach(), *rest)
-        check(tensor, *rest)
-        return tensor
-
-    return checked
 
 
 #: ``scores`` once their values and ``relevance``'s pass :func:`check_inputs` (see :func:`register_check`).
