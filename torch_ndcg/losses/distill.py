@@ -367,11 +367,19 @@ def distill_ranknet_loss(
     lists = _prepare("distill_ranknet_loss", "ranknet_loss", scores, teacher_scores, mask, validate)
     diff = lists.scores[:, :, None] - lists.scores[:, None, :]
     target = torch.sigmoid((lists.teacher[:, :, None] - lists.teacher[:, None, :]) / float(temperature))
-    terms = torch.where(_real_pairs(lists.valid), F.softplus(diff) - target * diff, 0.0)
+    # softplus(d) − p·d as (1 − p)·relu(d) + p·relu(−d) + softplus(−|d|): no inf − inf where a
+    # difference of finite scores overflows, and a zero weight drops its term (0 · inf is no term).
+    terms = _weighted(1 - target, F.relu(diff)) + _weighted(target, F.relu(-diff)) + F.softplus(-diff.abs())
+    terms = torch.where(_real_pairs(lists.valid), terms, 0.0)
     # Every unordered pair appears twice, with the same term.
     pairs = (lists.counts * (lists.counts - 1)).clamp(min=1)
     values = terms.sum((-2, -1)) / pairs
     return _finish("distill_ranknet_loss", values, _too_short(lists), lists, empty, reduction)
+
+
+def _weighted(weight: Tensor, values: Tensor) -> Tensor:
+    """``weight · values``, 0 where the weight is 0 (whatever the value, inf included)."""
+    return torch.where(weight > 0, weight * values, 0.0)
 
 
 def margin_mse_loss(
@@ -418,7 +426,9 @@ def margin_mse_loss(
     errors = lists.scores - lists.teacher  # 0 at padding
     others = (lists.counts - 1).clamp(min=1)
     if pairs == "all":
-        centred = torch.where(lists.valid, errors - errors.sum(-1, keepdim=True) / lists.counts.clamp(min=1)[:, None], 0.0)
+        # The mean as a sum of errors / n: a sum of large finite errors may overflow, their mean not.
+        mean = (errors / lists.counts.clamp(min=1)[:, None]).sum(-1, keepdim=True)
+        centred = torch.where(lists.valid, errors - mean, 0.0)
         values = 2 * centred.square().sum(-1) / others
         is_empty = _too_short(lists)
     else:
