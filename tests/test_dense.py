@@ -227,8 +227,9 @@ COMPILE_CASES = [
 ]
 
 
+@pytest.mark.parametrize("dynamic", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["static", "dynamic"])
 @pytest.mark.parametrize(("name", "k", "options"), COMPILE_CASES)
-def test_compiles_without_graph_breaks(name, k, options):
+def test_compiles_without_graph_breaks(name, k, options, dynamic):
     scores, relevance = batch(rows=4, n=20)
     mask = torch.rand(4, 20) < 0.8
 
@@ -236,9 +237,29 @@ def test_compiles_without_graph_breaks(name, k, options):
         return metric(name, s, r, k, mask=m, validate=False, **options)
 
     torch._dynamo.reset()
-    compiled = torch.compile(fn, fullgraph=True, backend="eager")
+    compiled = torch.compile(fn, fullgraph=True, backend="eager", dynamic=dynamic)
     scores = scores.float()
     torch.testing.assert_close(compiled(scores, relevance, mask), fn(scores, relevance, mask), equal_nan=True)
+    if dynamic:  # a second shape through the same symbolic graph
+        s, r, m = scores[:3, :17], relevance[:3, :17], mask[:3, :17]
+        torch.testing.assert_close(compiled(s, r, m), fn(s, r, m), equal_nan=True)
+    torch._dynamo.reset()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(METRICS))
+def test_validating_metrics_compile_with_dynamic_shapes_as_one_graph(name):
+    scores, relevance = batch(rows=4, n=20)
+    scores = scores.float()
+
+    def fn(s, r):
+        return metric(name, s, r, 3)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, fullgraph=True, backend="eager", dynamic=True)
+    for rows, n in ((4, 20), (3, 17)):
+        s, r = scores[:rows, :n], relevance[:rows, :n]
+        torch.testing.assert_close(compiled(s, r), fn(s, r), equal_nan=True)
     torch._dynamo.reset()
 
 
@@ -250,14 +271,18 @@ def test_idcg_compiles_without_graph_breaks():
     torch._dynamo.reset()
 
 
-def test_validation_is_what_synchronises():
-    # The control for the tests above: value checks read tensors on the host, so a full graph
-    # cannot be captured with validate=True.
+def test_validating_metrics_compile_as_one_graph_and_refuse_bad_values_as_eager():
+    # The value checks run inside one registered operator under torch.compile, not as graph breaks.
     scores, relevance = batch(rows=4, n=20)
+    scores = scores.float()
     torch._dynamo.reset()
     compiled = torch.compile(lambda s, r: tn.ndcg(s, r, 3), fullgraph=True, backend="eager")
-    with pytest.raises(torch._dynamo.exc.TorchDynamoException, match="(?i)graph break|data-dependent"):
-        compiled(scores.float(), relevance)
+    torch.testing.assert_close(compiled(scores, relevance), tn.ndcg(scores, relevance, 3))
+    bad = scores.clone()
+    bad[1, 2] = torch.nan
+    for fn in (lambda s, r: tn.ndcg(s, r, 3), compiled):
+        with pytest.raises(ValueError, match="scores contains NaN"):
+            fn(bad, relevance)
     torch._dynamo.reset()
 
 

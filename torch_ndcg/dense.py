@@ -17,6 +17,7 @@ from . import definitions as d
 from .definitions import Cutoffs, sum_to_cutoffs
 from .ordering import TopRanks, top_ranks, top_values
 from .rank_statistics import RankStatistics
+from .registered_checks import register_check
 from .validation import (
     as_float_scores,
     check_list_length,
@@ -123,9 +124,24 @@ def check(
     float_scores = as_float_scores("scores", scores)
     if validate:
         dtype = d.compute_dtype(scores, relevance, weights)
-        label_range = check_values(float_scores, relevance, mask, gain, dtype, unretrieved=unretrieved)
-        warn_if_swapped(float_scores, relevance, mask, label_range=label_range)
+        if isinstance(gain, str):  # one registered operator under torch.compile and torch.export
+            return _validated(float_scores, relevance, mask, gain, dtype, unretrieved)
+        _check_and_warn(float_scores, relevance, mask, gain, dtype, unretrieved)
     return float_scores
+
+
+def _check_and_warn(
+    float_scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: d.Gain, dtype: torch.dtype, unretrieved: bool
+) -> None:
+    label_range = check_values(float_scores, relevance, mask, gain, dtype, unretrieved=unretrieved)
+    warn_if_swapped(float_scores, relevance, mask, label_range=label_range)
+
+
+_validated = register_check(
+    "check_metric_values",
+    "Tensor scores, Tensor relevance, Tensor? mask, str gain, ScalarType dtype, bool unretrieved",
+    _check_and_warn,
+)
 
 
 def check_values(

@@ -34,6 +34,7 @@ from .validation import (
     check_mask,
     check_relevance_dtype,
     check_relevance_values,
+    check_same_device,
     check_same_shape,
     check_score_values,
     check_weighted_gains,
@@ -154,6 +155,8 @@ def select(
     (with their ``weights``)."""
     _check_flat(scores, relevance, indexes)
     check_mask(mask, scores.shape)
+    for name, tensor in (("relevance", relevance), ("indexes", indexes), ("mask", mask)):
+        check_same_device("scores", scores, name, tensor)
     if weights is not None:
         check_weights("weights", weights, scores.shape, None, validate=False)
     if mask is None:

@@ -55,6 +55,7 @@ from .options import (
 )
 from .ordering import top_values
 from .rank_statistics import RankStatistics
+from .registered_checks import register_check
 from .validation import (
     check_flag,
     check_gain_values,
@@ -122,6 +123,22 @@ def _check_unique_targets(sorted_ids: Tensor, pad_id: int) -> None:
         )
 
 
+def _check_values(
+    relevance: Tensor, is_target: Tensor, target: Tensor, gain: d.Gain, dtype: torch.dtype, pad_id: int
+) -> None:
+    """The ground truth's value checks (synchronise): labels, exp2 range, one relevance per item."""
+    check_relevance_values("target_relevance", relevance, is_target)
+    d.check_exp2_range(relevance[is_target], gain, dtype)
+    _check_unique_targets(torch.sort(target, dim=-1).values, pad_id)
+
+
+_validated = register_check(
+    "check_ranked_values",
+    "Tensor relevance, Tensor is_target, Tensor target, str gain, ScalarType dtype, int pad_id",
+    _check_values,
+)
+
+
 def prepare_ranked(
     ranked_ids: Tensor,
     target_ids: Tensor,
@@ -170,9 +187,10 @@ def prepare_ranked(
         target = torch.full((target.shape[0], 1), pad_id, dtype=torch.long, device=target.device)
         relevance = torch.zeros(target.shape, dtype=dtype, device=target.device)
     is_target = target != pad_id
-    if validate:
-        check_relevance_values("target_relevance", relevance, is_target)
-        d.check_exp2_range(relevance[is_target], gain, dtype)
+    if validate and isinstance(gain, str):  # one registered operator under torch.compile and torch.export
+        relevance = _validated(relevance, is_target, target, gain, dtype, pad_id)
+    elif validate:
+        _check_values(relevance, is_target, target, gain, dtype, pad_id)
     relevance = torch.where(is_target, relevance.to(dtype), torch.zeros((), dtype=dtype, device=target.device))
     # where(), not multiplication: a callable gain may give label 0 (or padding) a non-zero gain.
     gains = torch.where(is_target, d.gains(relevance, gain, dtype), torch.zeros_like(relevance))
@@ -187,8 +205,6 @@ def prepare_ranked(
     hits = d.is_relevant(relevance, threshold).to(dtype)  # padding has relevance 0, below any threshold
 
     sorted_ids, order = torch.sort(target, dim=-1)
-    if validate:
-        _check_unique_targets(sorted_ids, pad_id)
     width = ranked.shape[-1]
     at = torch.searchsorted(sorted_ids, ranked).clamp(max=sorted_ids.shape[-1] - 1)
     is_item = ranked != pad_id

@@ -70,12 +70,15 @@ def check_tensor(name: str, value: object) -> Tensor:
 
 
 def check_positive(name: str, value: object, *, integer: bool = False) -> None:
-    """Refuse non-positive (or, with ``integer``, non-int) hyper-parameters such as τ."""
+    """Refuse non-positive or infinite (or, with ``integer``, non-int) hyper-parameters such as τ:
+    an infinite τ, σ or margin scales every score to 0 or to ±inf, and NaN compares as nothing."""
     if integer:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int ≥ 1, got {value!r}")
-    elif isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"{name} must be a number > 0, got {value!r}")
+    # Comparisons rather than math.isfinite: under torch.compile(dynamic=True) a float option is
+    # symbolic, which comparisons accept and math.isfinite does not.
+    elif isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
 
 
 def as_float_scores(name: str, scores: Tensor) -> Tensor:

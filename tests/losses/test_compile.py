@@ -69,6 +69,61 @@ def test_defaults_compile_and_equal_eager(name, fullgraph):
     _assert_same(_value_and_grad(compiled, scores, relevance, mask), eager)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "loss, scale",
+    [(tn.ranknet_loss, "sigma"), (tn.pairwise_hinge_loss, "margin"), (tn.lambda_loss, "sigma"), (tn.lambda_loss, "mu")],
+)
+def test_scale_options_compile_with_dynamic_shapes_as_one_graph_and_equal_eager(loss, scale):
+    # Under dynamic=True a float option is symbolic: its checks must be comparisons, not
+    # math.isfinite, and the value must follow the option without a recompile.
+    scores, relevance, _ = _inputs(masked=False)
+
+    def fn(s, r, value):
+        return loss(s, r, **{scale: value})
+
+    compiled = torch.compile(fn, backend="aot_eager", dynamic=True, fullgraph=True)
+    for value in (1.0, 2.5):
+        _assert_same(_value_and_grad(compiled, scores, relevance, value), _value_and_grad(fn, scores, relevance, value))
+    _assert_same(_value_and_grad(torch.compile(loss, backend="aot_eager", dynamic=True, fullgraph=True), scores, relevance),
+                 _value_and_grad(loss, scores, relevance))  # fmt: skip
+
+
+@pytest.mark.slow
+def test_lambda_loss_compiles_with_inductor_and_dynamic_shapes():
+    # Inductor once generated C++ that used a gather's index before declaring it, for LambdaLoss's
+    # two gathers at shifted rank gaps under dynamic shapes.
+    scores, relevance, _ = _inputs(masked=False)
+    compiled = torch.compile(tn.lambda_loss, dynamic=True, fullgraph=True)
+    torch.testing.assert_close(_value_and_grad(compiled, scores, relevance), _value_and_grad(tn.lambda_loss, scores, relevance))
+
+
+# The distillation losses, on a real-valued teacher made from the same inputs.
+DISTILL_LOSSES = {
+    "distill_listnet_loss": lambda s, r, **o: tn.distill_listnet_loss(s, r * 0.3 - 1.0, **o),
+    "distill_listmle_loss": lambda s, r, **o: tn.distill_listmle_loss(s, r * 0.3 - 1.0, **o),
+    "distill_ranknet_loss": lambda s, r, **o: tn.distill_ranknet_loss(s, r * 0.3 - 1.0, **o),
+    "margin_mse_loss": lambda s, r, **o: tn.margin_mse_loss(s, r * 0.3 - 1.0, **o),
+    "adr_mse_loss": lambda s, r, **o: tn.adr_mse_loss(s, r * 0.3 - 1.0, **o),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(LOSSES) + list(DISTILL_LOSSES))
+def test_defaults_compile_with_dynamic_shapes_as_one_graph_and_equal_eager(name):
+    """``dynamic=True``: one graph for symbolic sizes, equal to eager at two batch shapes."""
+    loss = {**LOSSES, **DISTILL_LOSSES}[name]
+
+    def fn(s, r, m):
+        return loss(s, r, mask=m)
+
+    compiled = torch.compile(fn, backend="aot_eager", dynamic=True, fullgraph=True)
+    for rows in (3, 2):
+        scores, relevance, mask = _inputs(masked=True)
+        scores, relevance, mask = scores[:rows, : rows + 3], relevance[:rows, : rows + 3], mask[:rows, : rows + 3]
+        _assert_same(_value_and_grad(compiled, scores, relevance, mask), _value_and_grad(fn, scores, relevance, mask))
+
+
 @pytest.mark.parametrize("name", list(LOSSES))
 def test_dense_layout_without_validation_compiles_as_one_graph(name):
     loss = LOSSES[name]

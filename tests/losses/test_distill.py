@@ -346,12 +346,42 @@ def test_bad_values(name):
         LOSSES[name](torch.ones(2, 4, dtype=torch.int64), teacher)
 
 
+@pytest.mark.parametrize("name", LOSSES)
+@pytest.mark.parametrize("where", ["teacher_scores", "mask", "scores", "flat teacher_scores", "flat indexes"])
+def test_an_argument_on_another_device_is_a_value_error_naming_both_devices(name, where):
+    scores, teacher, mask = torch.randn(2, 3), torch.randn(2, 3), torch.ones(2, 3, dtype=torch.bool)
+    indexes = None
+    if where.startswith("flat"):
+        scores, teacher, mask, indexes = scores.flatten(), teacher.flatten(), None, torch.tensor([0, 0, 0, 1, 1, 1])
+    moved = where.removeprefix("flat ")
+    arguments = {"scores": scores, "teacher_scores": teacher, "mask": mask, "indexes": indexes}
+    arguments[moved] = arguments[moved].to("meta")
+    other = "teacher_scores" if moved == "scores" else moved  # scores moved: the first pair checked
+    with pytest.raises(ValueError, match=rf"scores and {other} must be on the same device, got (cpu and meta|meta and cpu)"):
+        LOSSES[name](arguments.pop("scores"), arguments.pop("teacher_scores"), **arguments)
+
+
+@pytest.mark.parametrize("temperature", [0.5, 0.1])
+def test_distill_listnet_with_a_finite_teacher_score_that_overflows_at_the_temperature(temperature):
+    # 3e38 / 0.5 is inf in float32: the teacher's softmax must still put all its mass there.
+    scores, teacher = torch.tensor([[0.0, 1.0, 2.0]]), torch.tensor([[3e38, 0.0, -1.0]])
+    value = tn.distill_listnet_loss(scores, teacher, temperature=temperature)
+    expected = listnet_oracle([0.0, 1.0, 2.0], [3e38, 0.0, -1.0], temperature)
+    assert value.item() == pytest.approx(expected, rel=1e-6)
+    if temperature == 0.5:
+        assert value.item() == pytest.approx(1.0357, abs=1e-4)
+    # A student score that overflows at the temperature: the loss, about T · 3e38, fits float32.
+    student = tn.distill_listnet_loss(teacher, scores, temperature=temperature)
+    wide = tn.distill_listnet_loss(teacher.double(), scores.double(), temperature=temperature)
+    assert math.isfinite(student.item()) and student.item() == pytest.approx(wide.item(), rel=1e-6)
+
+
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda s, t: tn.distill_listnet_loss(s, t, temperature=0), "temperature must be a number > 0"),
-        (lambda s, t: tn.distill_ranknet_loss(s, t, temperature=-1.0), "temperature must be a number > 0"),
-        (lambda s, t: tn.adr_mse_loss(s, t, temperature=float("nan")), "temperature must be a number > 0"),
+        (lambda s, t: tn.distill_listnet_loss(s, t, temperature=0), "temperature must be a finite number > 0"),
+        (lambda s, t: tn.distill_ranknet_loss(s, t, temperature=-1.0), "temperature must be a finite number > 0"),
+        (lambda s, t: tn.adr_mse_loss(s, t, temperature=float("nan")), "temperature must be a finite number > 0"),
         (lambda s, t: tn.margin_mse_loss(s, t, pairs="positive"), "pairs must be one of"),
         (lambda s, t: tn.adr_mse_loss(s, t, impl="kernel"), "impl must be one of"),
         (lambda s, t: tn.adr_mse_loss(s, t, discount="log10"), "discount"),

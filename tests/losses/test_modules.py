@@ -111,7 +111,7 @@ DISTILL_MODULES = {
     tn.MarginMSELoss: tn.margin_mse_loss,
     tn.AdrMSELoss: tn.adr_mse_loss,
 }
-_NOT_POSITIVE = st.sampled_from([0, -1, -0.5, float("nan"), float("-inf"), True, "1", None])
+_NOT_POSITIVE = st.sampled_from([0, -1, -0.5, float("nan"), float("-inf"), float("inf"), True, "1", None])
 _NOT_A_FLAG = st.sampled_from([1, 0, "yes", None, 1.0])
 _NOT_A_CHOICE = st.sampled_from(["", "Mean", "avg", "gpu", "kernel ", 1, None, ("mean",)])
 # For every option any loss takes: values it must refuse.
@@ -133,8 +133,8 @@ BAD_VALUES = {
     "margin": _NOT_POSITIVE,
     "sinkhorn_iters": st.sampled_from([0, -1, 2.5, True, "5", None]),
     "samples": st.sampled_from([0, -1, 2.5, True, "5", None]),
-    "mu": st.sampled_from([-1, -0.1, float("nan"), True, "1", None]),
-    "tol": st.sampled_from([0, -1e-6, float("nan"), True, "1e-6"]),
+    "mu": st.sampled_from([-1, -0.1, float("nan"), float("inf"), True, "1", None]),
+    "tol": st.sampled_from([0, -1e-6, float("nan"), float("inf"), True, "1e-6"]),
     "generator": st.sampled_from([0, "seed", torch.zeros(1)]),
     "pairs": _NOT_A_CHOICE,
     "position_aware": _NOT_A_FLAG,
@@ -160,6 +160,34 @@ def test_every_module_refuses_every_bad_option_value_at_construction_as_its_func
     target = torch.randint(0, 3, (2, 4)) if module in MODULES else torch.randn(2, 4)
     with pytest.raises(type(refused.value), match=option):
         function(scores, target, **{option: value})
+
+
+_SCALES = ("temperature", "beta", "sigma", "margin", "mu", "tol")
+
+
+@pytest.mark.parametrize(
+    "module, name",
+    [(module, name) for module in [*MODULES, *DISTILL_MODULES] for name in _options(module) if name in _SCALES],
+    ids=lambda value: value.__name__ if isinstance(value, type) else value,
+)
+def test_an_infinite_or_nan_scale_is_refused_at_construction_naming_it(module, name):
+    # An infinite σ, margin, μ, temperature or β is finite in no dtype: refused before any batch.
+    for value in (float("inf"), float("nan")):
+        with pytest.raises(ValueError, match=rf"^{name} must be a finite number"):
+            module(**{name: value})
+
+
+def test_ranknet_loss_refuses_an_infinite_sigma_at_construction():
+    with pytest.raises(ValueError, match="sigma must be a finite number > 0, got inf"):
+        tn.RankNetLoss(sigma=float("inf"))
+
+
+def test_stochastic_neural_ndcg_refuses_an_infinite_beta_naming_it():
+    scores, relevance = torch.randn(2, 4), torch.randint(0, 3, (2, 4))
+    with pytest.raises(ValueError, match="beta must be a finite number > 0, got inf"):
+        tn.neural_ndcg_loss(scores, relevance, stochastic=True, beta=float("inf"))
+    with pytest.raises(ValueError, match="beta must be a finite number > 0, got inf"):
+        tn.NeuralNDCGLoss(stochastic=True, beta=float("inf"))
 
 
 def test_every_module_takes_exactly_its_functions_options():

@@ -106,6 +106,35 @@ def test_tol_stops_after_the_first_converged_iteration_however_often_it_is_read(
     assert not torch.allclose(fixed[stopped[0] - 2], fixed[stopped[0] - 1], atol=1e-12, rtol=0)
 
 
+def _kernel_gradient(scores, relevance, **options):
+    x = scores.clone().requires_grad_()
+    tn.neural_ndcg_loss(x, relevance, impl="kernel", **options).backward()
+    return x.grad
+
+
+@pytest.mark.parametrize(
+    "width, scale, temperature",
+    [(4, None, 0.01), (90, 10.0, 0.01), (200, 1.0, 0.01)],
+    ids=["four items", "C loops' width", "long list"],
+)
+def test_a_float32_group_run_in_float64_with_tol_has_the_float64_inputs_gradient(width, scale, temperature):
+    # Too coarse for float32 at this temperature, the group runs in float64, and with tol its
+    # backward reruns the checked forward: that rerun's scalings are what the walk back reads.
+    if scale is None:
+        scores, relevance = torch.tensor([[300.0, -200.0, 100.0, 0.0]]), torch.tensor([[1, 0, 2, 0]])
+    else:
+        gen = torch.Generator().manual_seed(0)
+        scores = torch.randn(1, width, generator=gen) * scale
+        relevance = torch.randint(0, 3, (1, width), generator=gen)
+    options = {"temperature": temperature, "tol": 1e-6}
+    float32 = _kernel_gradient(scores, relevance, **options)
+    float64 = _kernel_gradient(scores.double(), relevance, **options)
+    assert float32.dtype == torch.float32
+    torch.testing.assert_close(float32.double(), float64, atol=1e-5, rtol=0)
+    if scale is not None:
+        assert float64.abs().max() > 1e-3  # a gradient that is there to compare
+
+
 def test_tol_needs_the_kernel_path():
     with pytest.raises(ValueError, match="tol"):
         tn.neural_ndcg(torch.randn(2, 5), torch.ones(2, 5), impl="streaming", tol=1e-6)

@@ -48,7 +48,15 @@ from ..options import (
     PairImpl,
     Reduction,
 )
-from ..validation import caller_stacklevel, check_list_length, check_mask, check_same_shape, check_tensor
+from ..registered_checks import register_check
+from ..validation import (
+    caller_stacklevel,
+    check_list_length,
+    check_mask,
+    check_same_device,
+    check_same_shape,
+    check_tensor,
+)
 from . import approx, common, listwise
 from .layout import flat_call
 from .options import (
@@ -58,7 +66,6 @@ from .options import (
     MarginMSEOptions,
     TemperatureLossOptions,
 )
-from .value_checks import register_check
 
 
 
@@ -104,6 +111,8 @@ def _prepare(owner: str, label_twin: str, scores: Tensor, teacher_scores: Tensor
     check_same_shape("scores", scores, "teacher_scores", teacher_scores)
     check_list_length("scores", scores)
     check_mask(mask, scores.shape)
+    check_same_device("scores", scores, "teacher_scores", teacher_scores)
+    check_same_device("scores", scores, "mask", mask)
     if not scores.is_floating_point():
         raise TypeError(f"{owner}: scores must be a floating-point tensor (the student's scores), got {scores.dtype}")
     dtype = d.compute_dtype(scores, teacher_scores)
@@ -238,11 +247,25 @@ def distill_listnet_loss(
     lists = _prepare("distill_listnet_loss", "listnet_loss", scores, teacher_scores, mask, validate)
     tau = float(temperature)
     floor = torch.finfo(lists.scores.dtype).min
-    # finfo.min at padding: probability exactly 0 and finite logs even for a list of padding only.
-    log_p = torch.where(lists.valid, lists.scores / tau, floor).log_softmax(-1)
-    target = torch.where(lists.valid, lists.teacher / tau, -torch.inf).softmax(-1).nan_to_num(0.0)
-    values = (target * log_p).sum(-1).neg() * tau**2
+    # Each side is shifted by its largest real score before the division (a softmax does not
+    # change): a finite score divided by a temperature < 1 may overflow to inf, and inf − inf
+    # inside the softmax is NaN; a shifted score is ≤ 0, so at worst −inf, a probability of 0.
+    target = torch.where(lists.valid, _below_largest(lists.teacher, lists.valid) / tau, -torch.inf)
+    target = target.softmax(-1).nan_to_num(0.0)
+    # With s' = s − max s ≤ 0: −T² Σ pᵢ log softmax(s/T)ᵢ = T Σ pᵢ (−s'ᵢ) + T² logsumexp(s'/T), each
+    # part finite wherever the loss is (s'/T alone may not be). finfo.min at padding: finite
+    # logs even for a list of padding only.
+    shifted = _below_largest(lists.scores, lists.valid)
+    spread = torch.where(target > 0, target * -shifted, 0.0).sum(-1)  # 0 · inf is no term
+    values = tau * spread + tau**2 * torch.where(lists.valid, shifted / tau, floor).logsumexp(-1)
     return _finish("distill_listnet_loss", values, _too_short(lists), lists, empty, reduction)
+
+
+def _below_largest(values: Tensor, valid: Tensor) -> Tensor:
+    """``values`` minus the largest real one of their list, a constant to autograd (a list
+    without a finite largest value is not shifted)."""
+    largest = values.detach().masked_fill(~valid, -torch.inf).amax(-1, keepdim=True)
+    return values - torch.where(torch.isfinite(largest), largest, 0.0)
 
 
 def distill_listmle_loss(
@@ -355,11 +378,19 @@ def distill_ranknet_loss(
     lists = _prepare("distill_ranknet_loss", "ranknet_loss", scores, teacher_scores, mask, validate)
     diff = lists.scores[:, :, None] - lists.scores[:, None, :]
     target = torch.sigmoid((lists.teacher[:, :, None] - lists.teacher[:, None, :]) / float(temperature))
-    terms = torch.where(_real_pairs(lists.valid), F.softplus(diff) - target * diff, 0.0)
+    # softplus(d) − p·d as (1 − p)·relu(d) + p·relu(−d) + softplus(−|d|): no inf − inf where a
+    # difference of finite scores overflows, and a zero weight drops its term (0 · inf is no term).
+    terms = _weighted(1 - target, F.relu(diff)) + _weighted(target, F.relu(-diff)) + F.softplus(-diff.abs())
+    terms = torch.where(_real_pairs(lists.valid), terms, 0.0)
     # Every unordered pair appears twice, with the same term.
     pairs = (lists.counts * (lists.counts - 1)).clamp(min=1)
     values = terms.sum((-2, -1)) / pairs
     return _finish("distill_ranknet_loss", values, _too_short(lists), lists, empty, reduction)
+
+
+def _weighted(weight: Tensor, values: Tensor) -> Tensor:
+    """``weight · values``, 0 where the weight is 0 (whatever the value, inf included)."""
+    return torch.where(weight > 0, weight * values, 0.0)
 
 
 def margin_mse_loss(
@@ -406,7 +437,9 @@ def margin_mse_loss(
     errors = lists.scores - lists.teacher  # 0 at padding
     others = (lists.counts - 1).clamp(min=1)
     if pairs == "all":
-        centred = torch.where(lists.valid, errors - errors.sum(-1, keepdim=True) / lists.counts.clamp(min=1)[:, None], 0.0)
+        # The mean as a sum of errors / n: a sum of large finite errors may overflow, their mean not.
+        mean = (errors / lists.counts.clamp(min=1)[:, None]).sum(-1, keepdim=True)
+        centred = torch.where(lists.valid, errors - mean, 0.0)
         values = 2 * centred.square().sum(-1) / others
         is_empty = _too_short(lists)
     else:

@@ -47,8 +47,10 @@ def rank_weights(weighting: str, mu: float, at_rank: Tensor, rows: slice, cols: 
     j = torch.arange(cols.start, cols.stop, device=at_rank.device)[None, :]
     w = torch.zeros((), dtype=at_rank.dtype, device=at_rank.device)
     if weighting != "lambdarank":
-        gap = (i - j).abs()  # δ_ij = |D(|i − j|) − D(|i − j| + 1)|, 0 on the diagonal
-        w = torch.where(gap > 0, (at_rank[(gap - 1).clamp(min=0)] - at_rank[gap]).abs(), 0.0)
+        # δ_ij = |D(|i − j|) − D(|i − j| + 1)|, 0 on the diagonal: one gather from the table of
+        # δ by gap (two gathers with shifted indices miscompile under Inductor's dynamic shapes).
+        deltas = torch.cat([w[None], (at_rank[:-1] - at_rank[1:]).abs()])
+        w = deltas[(i - j).abs()]
         w = w * mu if weighting == "ndcg_loss2pp" else w
     if weighting != "ndcg_loss2":
         w = w + (at_rank[i] - at_rank[j]).abs()

@@ -29,7 +29,7 @@ from torch import Tensor
 from .. import flat
 from ..aggregation import reduce
 from ..options import DEFAULT_REDUCTION, REDUCTIONS
-from ..validation import check_option
+from ..validation import check_option, check_same_device
 from .relaxations.sinkhorn.plan import plan
 from .transforms import batched
 
@@ -54,6 +54,8 @@ def flat_call(loss: Callable[..., Tensor], arguments: dict[str, Any]) -> Tensor:
         )
     reduction = given.pop("reduction", DEFAULT_REDUCTION)
     check_option("reduction", reduction, REDUCTIONS)
+    if isinstance(scores, Tensor) and isinstance(relevance, Tensor):  # named as the loss names it
+        check_same_device("scores", scores, target, relevance)
     scores, relevance, indexes, _ = flat.select(scores, relevance, indexes, mask)
     lists = _Lists(indexes)
     shift = _log_scores_shift(scores, given)

@@ -10,6 +10,7 @@ hyper-parameters are the named constants below.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Literal
@@ -51,8 +52,8 @@ def _generator(value: object) -> None:
 
 
 def _mu(value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-        raise ValueError(f"mu must be a number ≥ 0, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+        raise ValueError(f"mu must be a finite number ≥ 0, got {value!r}")
 
 
 def _temperature(value: object) -> None:

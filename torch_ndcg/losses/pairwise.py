@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -137,9 +135,10 @@ def preferred(high: Tensor, low: Tensor, rows: slice, cols: slice) -> Tensor:
 
 
 def check_scale(name: str, value: float, dtype: torch.dtype) -> None:
-    """A multiplier of the scores (σ, the margin, μ) must be finite in the compute ``dtype``:
-    an infinite one, or one that overflows there, would make every loss inf or NaN."""
-    if not (math.isfinite(value) and abs(value) <= torch.finfo(dtype).max):
+    """A multiplier of the scores (σ, the margin, μ), finite as the options checked, must stay
+    finite in the compute ``dtype`` too: one that overflows there would make every loss inf or NaN
+    (a comparison, which a symbolic float under ``torch.compile(dynamic=True)`` accepts)."""
+    if not abs(value) <= torch.finfo(dtype).max:
         raise ValueError(f"{name} must be finite in {dtype} (at most {torch.finfo(dtype).max:.3g}), got {value!r}")
 
 

@@ -7,7 +7,7 @@ the host. :func:`check_inputs` reads one three-number summary; only a suspicious
 metrics' exact checks, which name the culprit.
 
 Under ``torch.compile`` a read is a graph break: the graph is cut there and the pieces run with
-Python between them, which costs more than the checks. The functions :func:`register_check`
+Python between them, which costs more than the checks. The functions :func:`~torch_ndcg.registered_checks.register_check`
 makes instead hand the inputs to a registered operator (``torch_ndcg::check_inputs`` for a
 loss's inputs; the smooth NDCG losses' result check and the distillation losses' checks
 likewise), which the compiler keeps as one opaque call (it sees only a fake implementation).
@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
-from typing import Any
 
 import torch
 from torch import Tensor
 
 from .. import definitions as d
 from ..dense import check_values
+from ..registered_checks import register_check
 from ..validation import caller_stacklevel, unmasked, warn_if_swapped
-from .transforms import transforms_active
 
 
 def check_inputs(scores: Tensor, relevance: Tensor, mask: Tensor | None, gain: str) -> None:
@@ -75,49 +73,6 @@ def check_smooth_values(values: Tensor, is_empty: Tensor) -> None:
                 "although the inputs are finite, a numerical failure at these scores and temperature; "
                 "try float64 scores, a larger temperature or impl='dense'"
             )
-
-
-# Defined with torch.library.Library rather than custom_op: a kernel with no autograd formula
-# of its own (its inputs need no gradient) is called without custom_op's Python wrappers,
-# which cost several times the checks on a small batch.
-_LIBRARY = torch.library.Library("torch_ndcg", "FRAGMENT")
-
-
-def register_check(name: str, arguments: str, check: Callable[..., None]) -> Callable[..., Tensor]:
-    """Register ``torch_ndcg::<name>(<arguments>) -> Tensor``, which runs ``check`` on its arguments
-    (the first a tensor) and returns a zero of the first's dtype, and return the function that
-    calls it: ``tensor`` once ``check(tensor, *arguments)`` passes; under ``torch.compile``, the
-    tensor plus the operator's zero: the same values and gradient, and a graph that cannot run
-    without the check (the operator sees no tensor that needs a gradient)."""
-    _LIBRARY.define(f"{name}({arguments}) -> Tensor")
-
-    def kernel(first: Tensor, *rest: Any) -> Tensor:
-        check(first, *rest)
-        return first.new_zeros(())
-
-    def fake(first: Tensor, *rest: Any) -> Tensor:
-        return first.new_empty(())
-
-    def batched(info: Any, in_dims: tuple[int | None, ...], *arguments: Any) -> tuple[Tensor, None]:
-        # Under vmap: the operator once per batch entry, so each is checked as a call of its own.
-        for index in range(info.batch_size):
-            operator(*(a if d is None else a.select(d, index) for a, d in zip(arguments, in_dims)))
-        return arguments[0].new_zeros(()), None
-
-    torch.library.impl(_LIBRARY, name, "CompositeExplicitAutograd")(kernel)
-    torch.library.register_fake(f"torch_ndcg::{name}", fake, lib=_LIBRARY)
-    operator = getattr(torch.ops.torch_ndcg, name)
-    torch.library.register_vmap(f"torch_ndcg::{name}", batched, lib=_LIBRARY)
-
-    def checked(tensor: Tensor, *rest: Any) -> Tensor:
-        # Under a torch.func transform the wrapped tensors cannot be read; the operator's
-        # kernel reads the plain ones beneath (vmap runs it once per batch entry).
-        if torch.compiler.is_compiling() or transforms_active():
-            return tensor + operator(tensor.detach(), *rest)
-        check(tensor, *rest)
-        return tensor
-
-    return checked
 
 
 #: ``scores`` once their values and ``relevance``'s pass :func:`check_inputs` (see :func:`register_check`).

@@ -402,7 +402,9 @@ def backward_one_segment(run: _Run, mean: Tensor, grad: Tensor) -> Tensor:
     kernel's gradient ``K ∘ Σ_h p_h ⊗ q_h`` is then two matrix–matrix products over all steps.
     Large temporaries are few on purpose: each fresh ``[steps, b, w]`` block costs page faults.
     """
-    g, kinds, outs = run.g, run.kinds, run.outs
+    g, kinds = run.g, run.kinds
+    # A checked run (``tol``, or a group rerun in float64) appended its scalings one by one.
+    outs = run.outs if isinstance(run.outs, Tensor) else torch.stack(run.outs)
     last = len(kinds) - 1
     m = g.kept if g.kept is not None else g.kernel(*run.segments[0][1:])
     given = outs[last - 1]
