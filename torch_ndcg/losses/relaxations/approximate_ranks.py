@@ -17,6 +17,8 @@ import math
 import torch
 from torch import Tensor
 
+from ..common import second_order
+from ..transforms import vmap_over_lists
 from .blocks import blocks
 
 # The soft cutoff of an item left out is below σ(−SATURATION) ≈ 4e-18, under float64's ε/2.
@@ -73,12 +75,16 @@ class CandidateRanks(torch.autograd.Function):
         ctx.tau = tau
 
     @staticmethod
+    def vmap(info, in_dims, *args):
+        return vmap_over_lists(CandidateRanks.apply, info, in_dims, args)
+
+    @staticmethod
     def backward(ctx, grad_ranks: Tensor):
         scores, valid, chosen = ctx.saved_tensors
         tau = ctx.tau
-        if torch.is_grad_enabled():  # create_graph=True
-            dense = dense_candidate_ranks(scores, valid, chosen, tau)
-            return *torch.autograd.grad(dense, scores, grad_ranks, create_graph=True), None, None, None
+        if torch.is_grad_enabled():  # create_graph=True (and torch.func): the dense reference's graph
+            dense = lambda x: dense_candidate_ranks(x, valid, chosen, tau)  # noqa: E731
+            return second_order(dense, scores, grad_ranks), None, None, None
         v = valid.to(scores.dtype)
         upstream = grad_ranks * v.gather(-1, chosen) / tau  # a padded candidate passes nothing back
         grad = torch.zeros_like(scores)

@@ -27,6 +27,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ..transforms import vmap_over_lists
+
 
 def _filled(scores: Tensor, valid: Tensor) -> Tensor:
     """The scores with padding moved below every real score of its list (so that a sort puts
@@ -117,6 +119,10 @@ class TopRowsDCG(torch.autograd.Function):
         ctx.save_for_backward(scores, valid, weight, gains, tau, probabilities, order)
 
     @staticmethod
+    def vmap(info, in_dims, *args):
+        return vmap_over_lists(TopRowsDCG.apply, info, in_dims, args)
+
+    @staticmethod
     def backward(ctx, grad_dcg: Tensor, _grad_rows: Tensor, _grad_order: Tensor):
         scores, valid, weight, gains, tau, probabilities, order = ctx.saved_tensors
         ascending = _filled(scores.detach(), valid).gather(-1, order)
@@ -140,4 +146,5 @@ def top_rows_dcg(scores: Tensor, valid: Tensor, weight: Tensor, gains: Tensor, t
     ``gains`` ``[B, N]`` (0 at padding), ``tau`` a number or a ``[B, 1]`` tensor (no gradient)."""
     if not scores.shape[-1]:  # no item, no rank: a DCG of 0 (and the scores' empty gradient)
         return scores.sum(-1)
-    return TopRowsDCG.apply(scores, valid, weight, gains, _on(tau, scores).detach())[0]
+    tau = _on(tau, scores).detach().expand(scores.shape[0], 1)  # one per list: vmap folds lists
+    return TopRowsDCG.apply(scores, valid, weight, gains, tau)[0]
