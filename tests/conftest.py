@@ -10,6 +10,11 @@ settings.register_profile("ci", max_examples=40, deadline=None)
 settings.register_profile("dev", max_examples=150, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One torch thread per worker process (pytest -n 2): two workers of two threads each on a
+    # 2-core machine make small torch calls many times slower.
+    torch.set_num_threads(1)
+
 
 @pytest.fixture(autouse=True)
 def _seed() -> None:

@@ -384,7 +384,8 @@ def distill_ranknet_loss(
     terms = torch.where(_real_pairs(lists.valid), terms, 0.0)
     # Every unordered pair appears twice, with the same term.
     pairs = (lists.counts * (lists.counts - 1)).clamp(min=1)
-    values = terms.sum((-2, -1)) / pairs
+    # Each term divided first: near the float maximum the sum of the terms overflows, their mean does not.
+    values = (terms / pairs.to(terms.dtype).reshape(*pairs.shape, 1, 1)).sum((-2, -1))
     return _finish("distill_ranknet_loss", values, _too_short(lists), lists, empty, reduction)
 
 
