@@ -1,5 +1,7 @@
 """The long-list benchmark runs end to end at tiny sizes and prints its table."""
 
+import pytest
+
 from benchmarks import long_lists
 
 
@@ -15,6 +17,7 @@ def test_long_lists_benchmark_quick(capsys):
         assert all(ms > 0 for ms in numbers[0:-1:2]) and numbers[-1] > 0
 
 
+@pytest.mark.slow
 def test_one_case_in_a_fresh_process():
     result = long_lists._fresh_process("NeuralSort@10", 1, 2_000, 1)
     assert result["ms"] > 0 and result["peak_mib"] >= 0

@@ -17,6 +17,7 @@ def test_losses_benchmark_quick(capsys):
     assert len(rows) == 6
 
 
+@pytest.mark.slow
 def test_compile_table_prints_compiled_and_eager_side_by_side(capsys):
     losses._compile_table(quick=True)
     out = capsys.readouterr().out
@@ -26,12 +27,14 @@ def test_compile_table_prints_compiled_and_eager_side_by_side(capsys):
     assert any(line.strip().startswith("bare ListNet formula") for line in out.splitlines())
 
 
+@pytest.mark.slow
 def test_the_header_says_which_implementation_runs(capsys):
     losses.main(quick=True, argv=[])
     out = capsys.readouterr().out
     assert "impl='auto' for neural_ndcg: kernel" in out and "nothing compiled at run time" in out
 
 
+@pytest.mark.slow
 def test_one_case_in_a_fresh_process():
     result = losses._fresh_process("ApproxNDCG", "streaming", 2, 16, 3)
     assert result["seconds"] > 0 and result["peak_mib"] >= 0
@@ -70,6 +73,7 @@ def test_allrank_table_runs_with_or_without_allrank(capsys):
     assert ("not installed" in out) == (losses.allrank_neural_ndcg() is None)
 
 
+@pytest.mark.slow
 def test_kernel_peak_memory_in_a_fresh_process():
     assert losses._peak_in_fresh_process("kernel", 2, 16) >= 0
 

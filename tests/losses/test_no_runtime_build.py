@@ -84,11 +84,13 @@ def _same(found: dict, expected: dict) -> None:
         torch.testing.assert_close(torch.tensor(found[key][1]), torch.tensor(expected[key][1]), rtol=0, atol=0)
 
 
+@pytest.mark.slow
 def test_home_unset(reference):
     env = _base_env()  # no HOME, as for a uid without a passwd entry
     _same(_run(env), reference)
 
 
+@pytest.mark.slow
 def test_read_only_home(reference, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
@@ -100,6 +102,7 @@ def test_read_only_home(reference, tmp_path):
         home.chmod(stat.S_IRWXU)
 
 
+@pytest.mark.slow
 def test_no_compiler_on_path(reference, tmp_path):
     empty = tmp_path / "bin"
     empty.mkdir()
@@ -109,6 +112,7 @@ def test_no_compiler_on_path(reference, tmp_path):
     assert _files(tmp_path) == before
 
 
+@pytest.mark.slow
 def test_hostile_cache_folders(reference, tmp_path):
     _planted(tmp_path)
     env = {**_base_env(), "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / ".cache"),
