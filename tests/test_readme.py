@@ -119,7 +119,8 @@ def test_shell_block_runs(name: str, code: str, scratch: Path) -> None:
 
 
 OUTPUT = re.compile(
-    r"```(?P<lang>bash|python)\n(?P<code>.*?)```\n\n<!-- output: (?P<kind>full|excerpt) -->\n```text\n(?P<shown>.*?)```", re.S
+    r"```(?P<lang>bash|python)\n(?P<code>(?:(?!```).)*)```\n\n<!-- output: (?P<kind>full|excerpt) -->\n```text\n(?P<shown>.*?)```",
+    re.S,
 )
 
 
