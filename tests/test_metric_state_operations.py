@@ -139,7 +139,7 @@ def test_a_compute_group_keeps_each_batch_as_given_through_set_dtype_and_state_d
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_waiting_rows_move_between_devices_with_their_dtypes() -> None:
     batch = (torch.tensor([[1.0, 1.0001, 0.0]]), torch.tensor([[0, 1, 0]]), torch.tensor([[True, True, False]]))
     metric = M.NDCG(k=2)
