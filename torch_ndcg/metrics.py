@@ -222,11 +222,12 @@ class _Accumulated(Metric):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         function = cls.__dict__.get("_function")
-        if function is not None or cls.__name__ == "OrderedPairAccuracy":
+        if function is not None:
             # help() and the API reference show the options this metric takes, not every option
             # of the shared constructor (the others are refused).
-            taken = set(inspect.signature(function).parameters) if function is not None else None
-            readable_signature(cls, keep=None if taken is None else taken | _CLASS_OPTIONS)
+            readable_signature(cls, keep=set(inspect.signature(function).parameters) | _CLASS_OPTIONS)
+        elif "__init__" in cls.__dict__:  # a class with a constructor of its own shows all of it
+            readable_signature(cls)
 
     def __init__(
         self, function: Callable[..., Tensor], k: d.Cutoff, options: dict[str, Any], validate: bool,
