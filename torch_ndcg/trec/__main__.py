@@ -149,8 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with open(args.tsv, "w", encoding="utf-8", errors="surrogateescape") as out:
                 write_tsv(results, out)
         if args.compare:
-            names = [r.runid for r in results]
-            names = [os.path.basename(p) if names.count(n) > 1 else n for n, p in zip(names, args.runs)]
+            names = run_names([r.runid for r in results], args.runs)
             report = compare_report(dict(zip(names, results)), args.compare, test=args.test, alpha=args.alpha,
                                     correction=args.correction, permutations=args.permutations, seed=args.seed)
             if args.compare_output:
@@ -161,6 +160,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError, TypeError) as error:
         parser.exit(2, f"python -m torch_ndcg.trec: error: {error}\n")
     return 0
+
+
+def run_names(runids: Sequence[str], paths: Sequence[str]) -> list[str]:
+    """One distinct name per run for ``--compare``: its tag; where tags repeat, the file's name;
+    where those repeat too, the path as given. The same file given twice is refused, naming it.
+
+    Example:
+        >>> run_names(["bm25", "bm25", "dense"], ["a/run.txt", "b/run.txt", "c/run.txt"])
+        ['a/run.txt', 'b/run.txt', 'dense']
+    """
+    names = list(runids)
+    for label in (os.path.basename, str):
+        names = [label(path) if names.count(name) > 1 else name for name, path in zip(names, paths)]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"--compare needs distinct runs, but {repeated} were given more than once")
+    return names
 
 
 def compare_report(runs: dict[str, Evaluation], style: str, **options: object) -> str:

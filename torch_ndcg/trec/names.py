@@ -93,8 +93,16 @@ def _cutoffs(spec: str, params: str, fractions: bool) -> list[float]:
 
 
 def cutoff_name(family: str, cutoff: float) -> str:
-    """The name trec_eval prints for one cutoff: ``P_10``, ``iprec_at_recall_0.50``."""
-    return f"{family}_{cutoff:.2f}" if family in FRACTION_CUTOFFS else f"{family}_{cutoff}"
+    """The name trec_eval prints for one cutoff: ``P_10``, ``iprec_at_recall_0.50``.
+
+    A fraction prints with two decimals, as trec_eval does, when that is its exact value, and
+    with every digit it needs otherwise (``rbp_0.951``, ``rbp_0.999``): two parameters never
+    share a name, and a name never rounds its parameter.
+    """
+    if family not in FRACTION_CUTOFFS:
+        return f"{family}_{cutoff}"
+    two_decimals = f"{cutoff:.2f}"
+    return f"{family}_{two_decimals if float(two_decimals) == cutoff else repr(float(cutoff))}"
 
 
 def output_names(measures: Measures) -> list[str]:
