@@ -43,7 +43,9 @@ scored on the same queries: use -c when runs miss queries): each run's mean per 
 superscript letter for every run it beats significantly (--test, default the paired t-test;
 --correction, default Holm's over the pairs of runs of each measure; --alpha, default 0.05) and
 the queries each pair wins, ties and loses (torch_ndcg.stats; the JSON reads back with
-torch_ndcg.stats.from_json). --compare-output PATH writes it to PATH instead.
+torch_ndcg.stats.from_json(pathlib.Path(PATH))). --compare-output PATH writes it to PATH instead.
+Each run is named by its tag; runs that share a tag by their file name, and runs that share that
+too by their path as given; one file given twice is an error.
 """
 
 from __future__ import annotations
