@@ -33,7 +33,8 @@ DEFAULT = (
 #: Families whose value per query and in total is a count (printed as an integer, summed over queries).
 COUNTS = ("num_ret", "num_rel", "num_rel_ret")
 
-#: Families whose cutoffs are fractions of R in [0, 1] (printed with two decimals), not ranks.
+#: Families whose cutoffs are fractions in [0, 1], not ranks: printed with two decimals as trec_eval
+#: does, or with every digit a parameter such as 0.951 needs (see :func:`cutoff_name`).
 FRACTION_CUTOFFS = ("iprec_at_recall", "rbp", "rbp_residual")
 
 Measures = dict[str, tuple[float, ...]]  # family -> cutoffs (ints, or fractions; empty for families without)
