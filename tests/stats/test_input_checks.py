@@ -95,3 +95,12 @@ def test_wilcoxon_auto_is_exact_for_small_untied_rows_and_approx_otherwise():
         exact = len(a) <= 50 and len(np.unique(np.abs(a - b))) == len(a)
         expected = scipy_stats.wilcoxon(a, b, method="exact" if exact else "approx").pvalue
         assert ours == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("test", list(PAIRED))
+def test_paired_tests_of_no_rows_give_empty_results_without_a_warning(test, recwarn):
+    empty = torch.zeros(0, 5, dtype=torch.float64)
+    result = PAIRED[test](empty, empty)
+    values = result if isinstance(result, torch.Tensor) else result.pvalue
+    assert values.shape == (0,)
+    assert not [w for w in recwarn if issubclass(w.category, UserWarning)]

@@ -62,6 +62,13 @@ def _differences(a: Tensor, b: Tensor) -> Tensor:
         raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)} do not broadcast: {error}") from None
 
 
+def _sample_sd(d: Tensor) -> Tensor:
+    """The standard deviation over the last axis with n − 1 in the denominator, in two passes (as
+    scipy); unlike ``Tensor.std`` it warns nothing for no rows (``[0, Q]``)."""
+    centred = d - d.mean(-1, keepdim=True)
+    return torch.sqrt((centred * centred).sum(-1) / (d.shape[-1] - 1))
+
+
 def paired_t_test(a: Tensor, b: Tensor) -> TestResult:
     r"""Student's paired t-test of the mean of ``d = a − b`` (as ``scipy.stats.ttest_rel``).
 
@@ -86,7 +93,7 @@ def paired_t_test(a: Tensor, b: Tensor) -> TestResult:
     d = _differences(a, b)
     n = d.shape[-1]
     mean = d.mean(-1)
-    sd = d.std(-1, correction=1)
+    sd = _sample_sd(d)
     statistic = mean / (sd / n**0.5)
     return TestResult(statistic, student_t_two_sided(statistic, torch.full_like(statistic, n - 1)))
 
@@ -104,7 +111,7 @@ def cohens_dz(a: Tensor, b: Tensor) -> Tensor:
         1.1619
     """
     d = _differences(a, b)
-    return d.mean(-1) / d.std(-1, correction=1)
+    return d.mean(-1) / _sample_sd(d)
 
 
 def _average_ranks(values: Tensor, keep: Tensor) -> tuple[Tensor, Tensor]:
