@@ -294,6 +294,16 @@ def test_sorted_approx_indexes_equal_the_padded_call():
     )
 
 
+@pytest.mark.parametrize("impl", ["dense", "streaming", "sorted", "auto"])
+def test_approx_at_a_temperature_near_float64s_largest_gives_a_value(impl):
+    """The sorted path's candidate count 2(k + 40τ) is inf there: every item is a candidate."""
+    scores, relevance = torch.randn(2, 50, generator=torch.Generator().manual_seed(24)), labels(2, 50)
+    value = tn.approx_ndcg_loss(scores, relevance, k=10, temperature=5e306, impl=impl)
+    expected = tn.approx_ndcg_loss(scores, relevance, k=10, temperature=1e30, impl="dense")  # σ = ½ already
+    torch.testing.assert_close(value, expected)
+    assert approximate_ranks.candidates(50, 10, 5e306) == 50
+
+
 def test_auto_picks_sorted_where_backends_says_and_why(monkeypatch):
     info = tn.backends(1, 10_000, k=10, temperature=1.0)
     assert info["auto"]["approx_ndcg"] == "sorted" and "100 items" in info["why"]["approx_ndcg"]
