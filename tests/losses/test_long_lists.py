@@ -293,7 +293,8 @@ def test_a_temperature_beyond_the_scores_dtype_is_refused_by_name():
         tn.neuralsort_ndcg_loss(torch.randn(2, 5), labels(2, 5), temperature=1e39)
     with pytest.raises(ValueError, match=r"^temperature must be finite in torch.float32"):
         tn.NeuralSortNDCGLoss(temperature=1e39)(torch.randn(2, 5), labels(2, 5))
-    assert torch.isfinite(tn.neuralsort_ndcg_loss(torch.randn(2, 5, dtype=torch.float64), labels(2, 5), temperature=1e39))
+    wide = torch.randn(2, 5, dtype=torch.float64)
+    assert torch.isfinite(tn.neuralsort_ndcg_loss(wide, labels(2, 5), temperature=1e39))
 
 
 def test_neuralsort_numerical_failure_advises_options_it_takes():
@@ -320,6 +321,11 @@ def test_neuralsort_gradient_in_relevance_is_the_full_one():
     assert torch.autograd.gradgradcheck(
         lambda r: tn.neuralsort_ndcg_loss(scores, r, k=4, mask=mask, temperature=0.5), (relevance,)
     )
+    loss = lambda r: tn.neuralsort_ndcg_loss(scores, r, k=4, mask=mask)  # noqa: E731
+    (expected,) = torch.autograd.grad(loss(relevance), relevance)
+    torch.testing.assert_close(torch.func.grad(loss)(relevance.detach()), expected)
+    compiled = torch.compile(loss, fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(torch.autograd.grad(compiled(relevance), relevance)[0], expected)
 
 
 # --- ApproxNDCG, impl="sorted" -----------------------------------------------------------------

@@ -34,7 +34,8 @@ def neuralsort_ndcg(
     validate: bool = True,
 ) -> Tensor:
     r"""Smooth NDCG@k from the top ``k`` rows of NeuralSort (Grover et al., 2019), no Sinkhorn;
-    differentiable in ``scores`` (and in a ``relevance`` that requires grad). Built for long lists (a whole catalogue scored per user).
+    differentiable in ``scores`` (and in a ``relevance`` that requires grad). Built for long lists
+    (a whole catalogue scored per user).
 
     For the ``n`` real items of a list, row ``i`` of NeuralSort's relaxed sorting matrix is
 
@@ -61,15 +62,15 @@ def neuralsort_ndcg(
     The logits grow with the list's length and the scores' spread, so one fixed τ is hard at
     long lists (gradients vanish) and soft at short ones. ``temperature="auto"`` (the default)
     sets, per list, :math:`\tau = \mathrm{std}(s)\,\sqrt{n}` (population standard deviation of
-    its real scores; no gradient flows through τ, and it is computed on the scores divided by a
-    power of two, so that it neither overflows nor underflows): the relaxation is the same at
-    every finite score scale, and each top row spreads over a number of items that grows as :math:`\sqrt n` (for
-    normal scores, a perplexity of about :math:`3.5\sqrt n`), so the gradient reaches relevant
-    items below the top and does not vanish as ``n`` grows; ``temperature`` as a number is τ
-    itself, the same for every list (a grid around the rule: multiples of std(s)·√n). A list
-    whose real scores all tie (a zero-initialised model) has no spread; any τ gives it the same
-    value and only its gradient's size (∝ 1/τ) depends on τ, so the rule gives it τ = √n, its
-    value at unit spread, and a gradient of ordinary size.
+    its real scores; no gradient flows through τ, and the relaxation runs on the scores divided
+    by a power of two, so that nothing overflows or underflows): the relaxation is the same at
+    every finite score scale, and each top row spreads over a number of items that grows as
+    :math:`\sqrt n` (for normal scores, a perplexity of about :math:`3.5\sqrt n`), so the
+    gradient reaches relevant items below the top and does not vanish as ``n`` grows;
+    ``temperature`` as a number is τ itself, the same for every list (a grid around the rule:
+    multiples of std(s)·√n). A list whose real scores all tie (a zero-initialised model) has no
+    spread: every τ gives it the same value, and only its gradient's size (∝ 1/τ) depends on τ,
+    so the rule gives it τ = √n (the rule at unit spread) and a gradient of ordinary size.
 
     Args:
         scores, relevance, k, indexes, mask, gain, discount, empty, reduction, validate: as in

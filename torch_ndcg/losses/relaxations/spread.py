@@ -6,8 +6,8 @@ divided by a power of two ``u`` near its largest magnitude (exact: no score chan
 exponent) and τ is computed from the quotients. The spread, the sums of the relaxation and their
 gradients then stay within a few units at any scale, where in the scores' own units the variance
 overflows float32 beyond a standard deviation of about 1.8e19 and underflows below about 1e-19.
-At scores of ordinary size the quotients' results are those of the scores divided by ``u``
-exactly, so nothing changes there but where the rounding cannot reach.
+Dividing by a power of two commutes with every rounding (short of subnormal numbers), so at
+ordinary scales values and gradients are, bit for bit, those of the scores themselves.
 
 A list whose real scores all tie (a zero-initialised model gives such lists) has no scale:
 every τ gives it the same uniform rows and the same value, and only its gradient's size, which
