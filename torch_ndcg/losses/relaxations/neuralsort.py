@@ -31,11 +31,13 @@ from ..transforms import vmap_over_lists
 
 
 def _filled(scores: Tensor, valid: Tensor) -> Tensor:
-    """The scores with padding moved below every real score of its list (so that a sort puts
-    it first and it is never above a real item)."""
+    """The scores with padding moved strictly below every real score of its list (so that a sort
+    puts it first and never counts it as tied with a real item): the next number below the lowest
+    real score, which ``low − 1`` is not once ``|low|`` outgrows the dtype's precision (2**24 in
+    float32)."""
     low = torch.where(valid, scores, torch.full_like(scores, torch.inf)).amin(-1, keepdim=True)
     low = torch.where(torch.isfinite(low), low, torch.zeros_like(low))
-    return torch.where(valid, scores, low - 1)
+    return torch.where(valid, scores, torch.nextafter(low, torch.full_like(low, -torch.inf)))
 
 
 def _slopes(rows: int, like: Tensor) -> Tensor:
@@ -94,8 +96,9 @@ def _excess_vjp(ascending: Tensor, order: Tensor, upstream: Tensor) -> Tensor:
 
 
 class TopRowsDCG(torch.autograd.Function):
-    r"""``Σ_{i ≤ R} weight_i Σ_j P̂_ij gain_j`` per list ``[B]``, with an analytic backward; also
-    returns the rows and the sort's order (no gradient), which the backward reuses.
+    r"""``Σ_{i ≤ R} weight_i Σ_j P̂_ij gain_j`` per list ``[B]``, with an analytic backward in the
+    scores and the gains; also returns the rows and the sort's order (no gradient), which the
+    backward reuses.
 
     With ``ḡ_i = Σ_j P̂_ij g_j`` and ``G_ij = w_i P̂_ij (g_j − ḡ_i)`` (the gradient with respect to
     the logits), the gradient is
@@ -137,7 +140,10 @@ class TopRowsDCG(torch.autograd.Function):
         direct = gains * sums[:, 0] - sums[:, 1]
         upstream = gains * sums[:, 2] - sums[:, 3]
         through_excess = _excess_vjp(ascending, order, upstream)
-        return torch.where(valid, direct - 2 * through_excess, torch.zeros_like(direct)) / tau, None, None, None, None
+        grad_scores = torch.where(valid, direct - 2 * through_excess, torch.zeros_like(direct)) / tau
+        # ∂DCG/∂g_j = Σ_i w_i P̂_ij (0 at padding, whose probabilities are 0): relevance with grad.
+        grad_gains = torch.bmm(w[:, None, :], probabilities)[:, 0] if ctx.needs_input_grad[3] else None
+        return grad_scores, None, None, grad_gains, None
 
 
 def top_rows_dcg(scores: Tensor, valid: Tensor, weight: Tensor, gains: Tensor, tau: Tensor | float) -> Tensor:
