@@ -164,8 +164,8 @@ def regression_em(
     Stopping: the EM converges linearly, slowly when the rankings vary little. Every few
     iterations the change :math:`\Delta` of the estimates (largest relative change over the
     ranks) and its rate :math:`\rho` (the ratio of two successive changes) give the distance
-    left to the fixed point, :math:`\Delta \rho / (1 - \rho)`; the EM stops once that is below
-    ``tolerance``. When ``iterations`` run out first, an :class:`EMNotConverged` warning says so
+    left to the fixed point, :math:`\Delta \rho / (1 - \rho)`; the EM stops once that and
+    :math:`\Delta` are below ``tolerance``. When ``iterations`` run out first, an :class:`EMNotConverged` warning says so
     and the current estimates are returned.
 
     A rank ``r ≤ max_rank`` at which no display is logged is not identified: its estimate is NaN.
@@ -242,7 +242,9 @@ def regression_em(
         if step % _EM_CHECK_EVERY == 0:
             current = theta / theta[0]
             latest = float(((current - previous).abs() / current)[displayed].max())
-            if change is not None and latest < change and latest * latest / (change - latest) < tolerance:
+            # Both the last change and the distance it implies: early on the fast modes die out
+            # and a quick drop in the change would promise a fixed point the slow mode is far from.
+            if change is not None and latest < min(change, tolerance) and latest * latest / (change - latest) < tolerance:
                 break
             previous, change = current, latest
     else:
