@@ -139,11 +139,12 @@ def test_a_large_top_grade_clicks_by_the_formula_without_overflow(model):
 
 
 def test_logged_ranks_put_padding_after_a_real_item_scored_minus_infinity():
-    scores = torch.tensor([[0.2, -torch.inf, 0.5, 9.0]])
-    mask = torch.tensor([[True, True, False, True]])
-    assert logged_ranks(scores, mask=mask).tolist() == [[2, 3, 4, 1]]
+    # The padding comes before the −inf item in index order: a tie at −inf would rank it first.
+    scores = torch.tensor([[0.2, 0.5, -torch.inf, 9.0]])
+    mask = torch.tensor([[True, False, True, True]])
+    assert logged_ranks(scores, mask=mask).tolist() == [[2, 4, 3, 1]]
     flat = logged_ranks(scores.reshape(-1), mask=mask.reshape(-1), indexes=torch.zeros(4, dtype=torch.long))
-    assert flat.tolist() == [2, 3, 4, 1]
+    assert flat.tolist() == [2, 4, 3, 1]
 
 
 def test_logged_ranks_refuse_nan_scores_at_real_items_only():
