@@ -40,6 +40,7 @@ from .losses import distill_ranknet_loss, margin_mse_loss
 from .losses import NeuralSortNDCGLoss, neuralsort_ndcg, neuralsort_ndcg_loss
 from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
 from .losses.backends import backends
+from .losses import pair_weights
 from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
 from .clicks import Clicks
@@ -93,6 +94,7 @@ __all__ = [
     "neuralsort_ndcg",
     "neuralsort_ndcg_loss",
     "ordered_pair_accuracy",
+    "pair_weights",
     "pairwise_hinge_loss",
     "precision",
     "ranked",

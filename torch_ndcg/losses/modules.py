@@ -20,6 +20,7 @@ from ..options import (
     DEFAULT_LOSS_EMPTY,
     DEFAULT_REDUCTION,
     DEFAULT_MARGIN_PAIRS,
+    DEFAULT_PAIR_WEIGHTING,
     DEFAULT_WEIGHTING,
     Empty,
     Impl,
@@ -27,6 +28,7 @@ from ..options import (
     MarginPairs,
     NeuralImpl,
     PairImpl,
+    PairWeighting,
     Reduction,
     Weighting,
     readable_signature,
@@ -307,12 +309,19 @@ class RankNetLoss(_RankingLoss):
         self,
         *,
         sigma: float = DEFAULT_SIGMA,
+        weighting: PairWeighting = DEFAULT_PAIR_WEIGHTING,
+        k: d.Cutoff = None,
+        gain: d.Gain = DEFAULT_GAIN,
+        discount: d.Discount = DEFAULT_DISCOUNT,
         empty: LossEmpty = DEFAULT_LOSS_EMPTY,
         reduction: Reduction = DEFAULT_REDUCTION,
         impl: PairImpl = DEFAULT_IMPL,
         validate: bool = True,
     ) -> None:
-        options = RankNetOptions(sigma=sigma, impl=impl, empty=empty, reduction=reduction, validate=validate)
+        options = RankNetOptions(
+            sigma=sigma, weighting=weighting, k=k, gain=gain, discount=discount, impl=impl, empty=empty,
+            reduction=reduction, validate=validate,
+        )
         super().__init__(ranknet_loss, options)
 
 
@@ -330,12 +339,19 @@ class PairwiseHingeLoss(_RankingLoss):
         self,
         *,
         margin: float = DEFAULT_MARGIN,
+        weighting: PairWeighting = DEFAULT_PAIR_WEIGHTING,
+        k: d.Cutoff = None,
+        gain: d.Gain = DEFAULT_GAIN,
+        discount: d.Discount = DEFAULT_DISCOUNT,
         empty: LossEmpty = DEFAULT_LOSS_EMPTY,
         reduction: Reduction = DEFAULT_REDUCTION,
         impl: PairImpl = DEFAULT_IMPL,
         validate: bool = True,
     ) -> None:
-        options = PairwiseHingeOptions(margin=margin, impl=impl, empty=empty, reduction=reduction, validate=validate)
+        options = PairwiseHingeOptions(
+            margin=margin, weighting=weighting, k=k, gain=gain, discount=discount, impl=impl, empty=empty,
+            reduction=reduction, validate=validate,
+        )
         super().__init__(pairwise_hinge_loss, options)
 
 

@@ -63,6 +63,14 @@ def _temperature(value: object) -> None:
         raise ValueError(f'temperature must be a number > 0 or "auto", got {value!r}')
 
 
+def _weighting(value: object) -> None:
+    if not callable(value) or isinstance(value, type):
+        if not isinstance(value, str) or value not in WEIGHTINGS:
+            raise ValueError(
+                f"weighting must be one of {WEIGHTINGS} or a function of a torch_ndcg.pair_weights.Pairs, got {value!r}"
+            )
+
+
 def _tol(value: object) -> None:
     if value is not None:
         check_positive("tol", value)
@@ -88,7 +96,7 @@ _CHECKS: dict[str, Callable[[Any], object]] = {
     "stochastic": lambda value: check_flag("stochastic", value),
     "log_scores": lambda value: check_flag("log_scores", value),
     "generator": _generator,
-    "weighting": lambda value: check_option("weighting", value, WEIGHTINGS),
+    "weighting": _weighting,
     "pairs": lambda value: check_option("pairs", value, MARGIN_PAIRS),
     "position_aware": lambda value: check_flag("position_aware", value),
 }
@@ -182,13 +190,23 @@ class ListMLEOptions(LossOptions):
 
 
 @dataclass(frozen=True)
-class RankNetOptions(LossOptions):
+class PairWeightOptions(LossOptions):
+    """The pairwise losses' weights, and the metric they read (its cutoff, gain and discount)."""
+
+    weighting: Any
+    k: d.Cutoff
+    gain: d.Gain
+    discount: d.Discount
+
+
+@dataclass(frozen=True)
+class RankNetOptions(PairWeightOptions):
     sigma: float
     impl: str
 
 
 @dataclass(frozen=True)
-class PairwiseHingeOptions(LossOptions):
+class PairwiseHingeOptions(PairWeightOptions):
     margin: float
     impl: str
 
