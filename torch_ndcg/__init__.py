@@ -40,7 +40,7 @@ from .losses import distill_ranknet_loss, margin_mse_loss
 from .losses import NeuralSortNDCGLoss, neuralsort_ndcg, neuralsort_ndcg_loss
 from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
 from .losses.backends import backends
-from .losses import pair_weights
+from .losses import pair_weights, position_weights
 from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
 from .clicks import Clicks
@@ -95,6 +95,7 @@ __all__ = [
     "neuralsort_ndcg_loss",
     "ordered_pair_accuracy",
     "pair_weights",
+    "position_weights",
     "pairwise_hinge_loss",
     "precision",
     "ranked",

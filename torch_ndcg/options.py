@@ -37,6 +37,9 @@ PairImpl = Literal["auto", "dense", "streaming"]
 WeightingName = Literal["ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none", "ndcg_loss1", "dcg2", "label_difference"]
 Weighting = WeightingName | Callable[..., Tensor]  # LambdaLoss's weighting: a scheme of the paper by default
 PairWeighting = Weighting  # RankNet's and the pairwise hinge's: every pair alike by default
+# ListMLE's position weights by name (torch_ndcg.position_weights; a function of its signature too).
+ListMLEWeightingName = Literal["none", "plistmle"]
+ListMLEWeighting = ListMLEWeightingName | Callable[..., Tensor]
 MarginPairs = Literal["all", "first"]  # MarginMSE's pairs: every pair of a list, or the first item's
 AggregationName = Literal["mean", "median", "min", "max"]
 Aggregation = AggregationName | Callable[..., Tensor]
@@ -50,6 +53,7 @@ IMPLS: tuple[str, ...] = get_args(Impl)
 NEURAL_IMPLS: tuple[str, ...] = get_args(NeuralImpl)
 PAIR_IMPLS: tuple[str, ...] = get_args(PairImpl)
 WEIGHTINGS: tuple[str, ...] = get_args(WeightingName)
+LISTMLE_WEIGHTINGS: tuple[str, ...] = get_args(ListMLEWeightingName)
 MARGIN_PAIRS: tuple[str, ...] = get_args(MarginPairs)
 AGGREGATIONS: tuple[str, ...] = get_args(AggregationName)
 
@@ -64,6 +68,7 @@ DEFAULT_LOSS_EMPTY: LossEmpty = "skip"
 DEFAULT_IMPL: Literal["auto"] = "auto"
 DEFAULT_WEIGHTING: WeightingName = "ndcg_loss2pp"
 DEFAULT_PAIR_WEIGHTING: WeightingName = "none"
+DEFAULT_LISTMLE_WEIGHTING: ListMLEWeightingName = "none"
 DEFAULT_MARGIN_PAIRS: MarginPairs = "all"
 # Ordered-pair accuracy counts a tied pair as wrongly ordered, as rax does.
 DEFAULT_PAIR_TIES: Ties = "worst"

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import torch_ndcg as tn
+from loss_batches import assert_flat_items_match_padding
 from torch_ndcg.losses import pairwise
 
 WEIGHTS = ["label_difference", "lambdarank", "dcg2", "ndcg_loss1", "ndcg_loss2", "ndcg_loss2pp"]
@@ -167,13 +168,7 @@ def test_padding_and_flat_items_give_the_values_and_gradients_of_the_real_lists(
     noisy_relevance = torch.where(mask, relevance, torch.full_like(relevance, 5.0))
     torch.testing.assert_close(_value_and_grad(fn, noisy, noisy_relevance, mask=mask), padded, rtol=1e-12, atol=1e-12)
     # the flat layout: the real items, in a shuffled order, one query id each
-    rows = torch.arange(scores.shape[0])[:, None].expand_as(scores)[mask]
-    perm = torch.randperm(rows.numel(), generator=torch.Generator().manual_seed(0))
-    x = scores[mask][perm].clone().requires_grad_()
-    flat = fn(x, relevance[mask][perm], indexes=rows[perm])
-    (flat_grad,) = torch.autograd.grad(flat, x)
-    torch.testing.assert_close(flat.detach(), padded[0], rtol=1e-12, atol=1e-12)
-    torch.testing.assert_close(flat_grad, padded[1][mask][perm], rtol=1e-12, atol=1e-12)
+    assert_flat_items_match_padding(fn, scores, relevance, mask, padded)
 
 
 @pytest.mark.parametrize("loss", list(LOSSES))

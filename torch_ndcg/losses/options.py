@@ -18,7 +18,17 @@ from typing import Any, ClassVar, Literal
 import torch
 
 from .. import definitions as d
-from ..options import EMPTY, IMPLS, LOSS_EMPTY, MARGIN_PAIRS, NEURAL_IMPLS, PAIR_IMPLS, REDUCTIONS, WEIGHTINGS
+from ..options import (
+    EMPTY,
+    IMPLS,
+    LISTMLE_WEIGHTINGS,
+    LOSS_EMPTY,
+    MARGIN_PAIRS,
+    NEURAL_IMPLS,
+    PAIR_IMPLS,
+    REDUCTIONS,
+    WEIGHTINGS,
+)
 from ..validation import check_flag, check_option, check_positive
 
 DEFAULT_TEMPERATURE = 1.0
@@ -63,12 +73,10 @@ def _temperature(value: object) -> None:
         raise ValueError(f'temperature must be a number > 0 or "auto", got {value!r}')
 
 
-def _weighting(value: object) -> None:
+def _weighting(value: object, choices: tuple[str, ...], module: str) -> None:
     if not callable(value) or isinstance(value, type):
-        if not isinstance(value, str) or value not in WEIGHTINGS:
-            raise ValueError(
-                f"weighting must be one of {WEIGHTINGS} or a function of a torch_ndcg.pair_weights.Pairs, got {value!r}"
-            )
+        if not isinstance(value, str) or value not in choices:
+            raise ValueError(f"weighting must be one of {choices} or a function of torch_ndcg.{module}'s signature, got {value!r}")
 
 
 def _tol(value: object) -> None:
@@ -96,7 +104,6 @@ _CHECKS: dict[str, Callable[[Any], object]] = {
     "stochastic": lambda value: check_flag("stochastic", value),
     "log_scores": lambda value: check_flag("log_scores", value),
     "generator": _generator,
-    "weighting": _weighting,
     "pairs": lambda value: check_option("pairs", value, MARGIN_PAIRS),
     "position_aware": lambda value: check_flag("position_aware", value),
 }
@@ -110,6 +117,8 @@ class LossOptions:
     impl_choices: ClassVar[tuple[str, ...]] = PAIR_IMPLS
     may_be_none: ClassVar[frozenset[str]] = frozenset()  # options for which None is a choice
     auto_temperature: ClassVar[bool] = False  # whether temperature="auto" is a choice
+    # weighting's names and the module whose functions it takes (ListMLE's are position weights)
+    weighting_choices: ClassVar[tuple[tuple[str, ...], str]] = (WEIGHTINGS, "pair_weights")
 
     empty: str
     reduction: str
@@ -126,6 +135,8 @@ class LossOptions:
                 check_option("empty", value, self.empty_choices)
             elif field.name == "impl":
                 check_option("impl", value, self.impl_choices)
+            elif field.name == "weighting":
+                _weighting(value, *self.weighting_choices)
             else:
                 _CHECKS[field.name](value)
 
@@ -186,7 +197,10 @@ class GainLossOptions(LossOptions):
 
 @dataclass(frozen=True)
 class ListMLEOptions(LossOptions):
+    weighting_choices: ClassVar[tuple[tuple[str, ...], str]] = (LISTMLE_WEIGHTINGS, "position_weights")
+
     generator: torch.Generator | None
+    weighting: Any
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,14 @@ set, Wang et al. 2018).
 Weights that read a cutoff (:func:`lambdarank`, :func:`dcg2`, :func:`ndcg_loss1`) take the
 loss's ``k``: in ``ranknet_loss`` and ``pairwise_hinge_loss`` it changes the weights only;
 ``lambda_loss`` also keeps only the pairs of its current top k.
+
+Example:
+    >>> import torch, torch_ndcg as tn
+    >>> s, rel = torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[2, 0, 1]])
+    >>> def top_item(pairs):  # the preferred item's label at its current rank's discount
+    ...     return pairs.label_i * pairs.discount(pairs.rank_i)
+    >>> round(tn.ranknet_loss(s, rel, weighting=top_item).item(), 4)
+    0.3593
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from ..validation import check_broadcasts
 from .options import DEFAULT_MU
 
 PairWeight = Callable[["Pairs"], Tensor]
@@ -242,12 +251,4 @@ class Items:
 
 def weigh(weight: PairWeight, pairs: Pairs, shape: tuple[int, int, int]) -> Tensor:
     """``weight(pairs)``, refused unless it is a tensor that broadcasts to the block's ``shape``."""
-    values = weight(pairs)
-    try:
-        fits = isinstance(values, Tensor) and torch.broadcast_shapes(values.shape, shape) == torch.Size(shape)
-    except RuntimeError:
-        fits = False
-    if not fits:
-        got = tuple(values.shape) if isinstance(values, Tensor) else type(values).__name__
-        raise ValueError(f"weighting must return a tensor that broadcasts to the pairs' {tuple(shape)}, got {got}")
-    return values
+    return check_broadcasts("weighting", weight(pairs), shape, "pairs'")
