@@ -39,8 +39,8 @@ from .losses import TeacherScoresLookLikeLabels, adr_mse_loss, distill_listmle_l
 from .losses import distill_ranknet_loss, margin_mse_loss
 from .losses import NeuralSortNDCGLoss, neuralsort_ndcg, neuralsort_ndcg_loss
 from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
-from .losses.backends import backends
 from .losses import pair_weights, position_weights
+from .losses.backends import backends
 from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
 from .clicks import Clicks

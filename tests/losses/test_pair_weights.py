@@ -157,6 +157,16 @@ def test_bad_weightings_name_the_argument(loss):
         loss(scores, relevance, weighting=lambda pairs: 1.0)
 
 
+@pytest.mark.parametrize("loss", [tn.ranknet_loss, tn.pairwise_hinge_loss])
+@pytest.mark.parametrize("option", [{"k": 10}, {"gain": "exp2"}, {"discount": lambda r: 1 / r}])
+def test_metric_options_without_a_weighting_are_refused_not_ignored(loss, option):
+    """In RankNet and the pairwise hinge ``k``, ``gain`` and ``discount`` only shape the pair
+    weights: with ``weighting="none"`` a top-10 RankNet would silently be the plain one."""
+    scores, relevance, _ = _lists()
+    with pytest.raises(ValueError, match=f"{next(iter(option))} define the NDCG@k that pair weights read"):
+        loss(scores, relevance, **option)
+
+
 @pytest.mark.parametrize("loss", list(LOSSES))
 @pytest.mark.parametrize("name", ["dcg2", "ndcg_loss1", "label_difference"])
 def test_padding_and_flat_items_give_the_values_and_gradients_of_the_real_lists(loss, name):

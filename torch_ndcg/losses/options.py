@@ -19,6 +19,8 @@ import torch
 
 from .. import definitions as d
 from ..options import (
+    DEFAULT_DISCOUNT,
+    DEFAULT_GAIN,
     EMPTY,
     IMPLS,
     LISTMLE_WEIGHTINGS,
@@ -211,6 +213,17 @@ class PairWeightOptions(LossOptions):
     k: d.Cutoff
     gain: d.Gain
     discount: d.Discount
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        given = [name for name, default in (("k", None), ("gain", DEFAULT_GAIN), ("discount", DEFAULT_DISCOUNT))
+                 if getattr(self, name) != default]  # fmt: skip
+        if given and isinstance(self.weighting, str) and self.weighting == "none":
+            # A cutoff here never cuts the pairs: ignoring it would silently train on every pair.
+            raise ValueError(
+                f"{', '.join(given)} define the NDCG@k that pair weights read, and weighting='none' reads none: "
+                "pass a weighting (e.g. weighting='lambdarank'), or leave them out"
+            )
 
 
 @dataclass(frozen=True)

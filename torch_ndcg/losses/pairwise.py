@@ -182,10 +182,11 @@ def weight_items(
     ranks = None
     if not in_score_order:
         by_score = score_order(lists.scores, lists.valid)
-        ranks = torch.empty_like(by_score).scatter_(-1, by_score, torch.arange(1, n + 1, device=by_score.device).expand_as(by_score))
-        ranks = ranks.gather(-1, order)
+        positions = torch.arange(1, n + 1, device=by_score.device).expand_as(by_score)
+        ranks = torch.empty_like(by_score).scatter_(-1, by_score, positions).gather(-1, order)
     discounts = d.discounts(n + 1, discount, dtype, lists.scores.device)
-    return pair_weights.Items(labels.gather(-1, order), (lists.gains / idcg).gather(-1, order), ranks, lists.cutoff, discounts)
+    gains = (lists.gains / idcg).gather(-1, order)
+    return pair_weights.Items(labels.gather(-1, order), gains, ranks, lists.cutoff, discounts)
 
 
 def weighted_terms(

@@ -16,7 +16,9 @@ and ``torch.func``.
 Example:
     >>> import torch, torch_ndcg as tn
     >>> s, rel = torch.tensor([[2.0, 0.0, 1.0]]), torch.tensor([[2, 0, 1]])
-    >>> round(tn.listmle_loss(s, rel, weighting=lambda position, length: 1 / position.clamp(min=1)).item(), 4)
+    >>> def harmonic(position, length):
+    ...     return 1 / position.clamp(min=1)
+    >>> round(tn.listmle_loss(s, rel, weighting=harmonic).item(), 4)
     0.5642
 """
 
