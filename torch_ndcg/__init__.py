@@ -39,6 +39,7 @@ from .losses import TeacherScoresLookLikeLabels, adr_mse_loss, distill_listmle_l
 from .losses import distill_ranknet_loss, margin_mse_loss
 from .losses import NeuralSortNDCGLoss, neuralsort_ndcg, neuralsort_ndcg_loss
 from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
+from .losses import pair_weights, position_weights
 from .losses.backends import backends
 from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
@@ -93,6 +94,8 @@ __all__ = [
     "neuralsort_ndcg",
     "neuralsort_ndcg_loss",
     "ordered_pair_accuracy",
+    "pair_weights",
+    "position_weights",
     "pairwise_hinge_loss",
     "precision",
     "ranked",
