@@ -359,3 +359,27 @@ def test_lambda_loss_refuses_their_options_it_cannot_honour(model):
         st.LambdaLoss(model, reduction_log="ten")
     with pytest.raises(ValueError, match="eps must be a finite number > 0"):
         st.LambdaLoss(model, eps=0.0)
+
+
+def _teacher_batch(lengths, seed=1):
+    """Ragged lists of distinct scores and distinct real-valued teacher scores."""
+    model, inputs, _ = _graded_batch(lengths, seed)
+    gen = torch.Generator().manual_seed(seed + 1)
+    teacher = [torch.randperm(n, generator=gen).double() * 0.7 - 3.1 for n in lengths]
+    return model, inputs, teacher
+
+
+@pytest.mark.parametrize("alpha", [1.0, 4.0])
+def test_adr_mse_takes_their_alpha_and_equals_theirs_on_equal_lengths(alpha):
+    model, inputs, teacher = _teacher_batch([6, 6, 6])
+    theirs = peer.ADRMSELoss(model, alpha=alpha)(inputs, teacher).item()
+    assert st.ADRMSELoss(model, alpha=alpha)(inputs, teacher).item() == pytest.approx(theirs, rel=1e-5)
+    assert st.ADRMSELoss(model, alpha)(inputs, teacher).item() == pytest.approx(theirs, rel=1e-5)
+    assert st.ADRMSELoss(model, temperature=1 / alpha)(inputs, teacher).item() == pytest.approx(theirs, rel=1e-5)
+
+
+def test_adr_mse_refuses_alpha_with_temperature_or_out_of_range(model):
+    with pytest.raises(TypeError, match="temperature= or sentence-transformers' alpha="):
+        st.ADRMSELoss(model, alpha=2.0, temperature=0.5)
+    with pytest.raises(ValueError, match="alpha must be a finite number > 0"):
+        st.ADRMSELoss(model, alpha=0.0)

@@ -461,7 +461,14 @@ class MarginMSELoss(_CrossEncoderLoss):
 @_documented(", temperature=1.0")
 class ADRMSELoss(_CrossEncoderLoss):
     """Approximate Discounted Rank MSE (:func:`torch_ndcg.adr_mse_loss`); labels are the teacher's
-    score of each document."""
+    score of each document.
+
+    It also takes sentence-transformers' ``alpha`` (by keyword, or first after the model as
+    there), the sharpness of the approximate ranks: ``alpha=a`` is ``temperature=1 / a``. On
+    lists of one length the value is theirs; on lists of different lengths theirs is the mean
+    over every document of the batch, this one the mean per list, then over lists
+    (``reduction=``).
+    """
 
     _criterion = modules.AdrMSELoss
     _citation = """
@@ -474,6 +481,23 @@ class ADRMSELoss(_CrossEncoderLoss):
     primaryClass={cs.IR}
 }
 """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        alpha: float | None = None,
+        *,
+        activation_fn: nn.Module | None = None,
+        mini_batch_size: int | None = None,
+        **options: Any,
+    ) -> None:
+        if alpha is not None:
+            if "temperature" in options:
+                raise TypeError("ADRMSELoss takes temperature= or sentence-transformers' alpha= (1 / temperature), not both")
+            if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < math.inf:
+                raise ValueError(f"alpha must be a finite number > 0, got {alpha!r}")
+            options["temperature"] = 1.0 / alpha
+        super().__init__(model, activation_fn=activation_fn, mini_batch_size=mini_batch_size, **options)
 
 
 class _Lists(NamedTuple):
