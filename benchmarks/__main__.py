@@ -17,6 +17,7 @@ TABLES = {
     "trec": "TREC run evaluation (read + evaluate) against ranx and pytrec_eval",
     "stats": "pairwise significance tests of many runs (randomisation, t-test) against ranx",
     "clicks": "IPS losses on clicks against their label-based twins, forward+backward",
+    "revisions": "the listwise losses against an earlier commit's (--base REV), side by side in one process",
 }
 
 

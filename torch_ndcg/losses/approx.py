@@ -30,7 +30,7 @@ from . import common
 from .layout import flat_call
 from .options import DEFAULT_TEMPERATURE, ApproxNDCGOptions
 from .relaxations.approximate_ranks import candidate_ranks, candidates, top_candidates
-from .transforms import vmap_over_lists
+from .transforms import ListsFunction, vmap_over_lists
 
 
 def dense_ranks(scores: Tensor, valid: Tensor, tau: float) -> Tensor:
@@ -41,7 +41,7 @@ def dense_ranks(scores: Tensor, valid: Tensor, tau: float) -> Tensor:
     return 1 + v * (pairs * others).sum(-1)
 
 
-class StreamingRanks(torch.autograd.Function):
+class StreamingRanks(ListsFunction):
     """The same ranks in O(B·N) memory; the backward recomputes the sigmoid blocks."""
 
     @staticmethod

@@ -33,7 +33,7 @@ from . import common
 from .layout import flat_call
 from . import position_weights
 from .options import GainLossOptions, ListMLEOptions, LossOptions
-from .transforms import check_gain_readable, transforms_active, vmap_over_lists
+from .transforms import ListsFunction, check_gain_readable, transforms_active, vmap_over_lists
 from .value_checks import validated, warn_nothing_relevant
 
 
@@ -229,7 +229,7 @@ def label_order(relevance: Tensor, padding: Tensor | None, generator: torch.Gene
     return order.flip(-1)
 
 
-class PlackettLuce(torch.autograd.Function):
+class PlackettLuce(ListsFunction):
     r"""``Σ_i (ℓ_i − s_i)`` over the real items of ``scores`` taken in ``order`` (increasing
     label, padding last), where ``ℓ_i = log Σ_{j ≤ i} e^{s_j}`` sums the item and every item
     ranked below it. Taking the order inside keeps its gradient a single scatter.
@@ -278,13 +278,16 @@ class PlackettLuce(torch.autograd.Function):
         _, first, second, ctx.shifted = output
         ctx.save_for_backward(first, second, order, padding, scores)
         ctx.mark_non_differentiable(first, second)
+        ctx.set_materialize_grads(False)  # no zero gradients made for those two: backward reads only the sums'
 
     @staticmethod
     def vmap(info, in_dims, *args):
         return vmap_over_lists(PlackettLuce.apply, info, in_dims, args)
 
     @staticmethod
-    def backward(ctx, grad: Tensor, *_):
+    def backward(ctx, grad: Tensor | None, *_):
+        if grad is None:  # (grads are not materialised) no gradient reached the sums: none for the scores
+            return None, None, None, None
         first, second, order, padding, scores = ctx.saved_tensors
         if torch.is_grad_enabled():  # create_graph=True (and torch.func): a differentiable gradient
             ranked = _ranked(scores, order, padding)

@@ -35,7 +35,7 @@ from .. import definitions as d
 from . import common, pair_weights
 from .layout import flat_call
 from .options import DEFAULT_MARGIN, DEFAULT_SIGMA, PairwiseHingeOptions, RankNetOptions
-from .transforms import vmap_over_lists
+from .transforms import ListsFunction, vmap_over_lists
 
 # Elements per [B, block, N] slab of the streaming path: 2^22 float64 elements are 32 MiB, and a
 # block holds a handful of such temporaries (B = 4, N = 4096: 256 rows per block).
@@ -86,7 +86,7 @@ def dense_pair_sum(scores: Tensor, terms: PairTerms, vectors: tuple[Tensor, ...]
     return (weights * terms.phi(_differences(scores, every, every))).sum((-2, -1))
 
 
-class StreamingPairSum(torch.autograd.Function):
+class StreamingPairSum(ListsFunction):
     """The same sums one ``[B, block, N]`` slab at a time; the backward recomputes each slab.
     The weights' vectors come as arguments (``terms.vectors`` is not read here)."""
 

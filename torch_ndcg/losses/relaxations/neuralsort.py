@@ -27,7 +27,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ..transforms import vmap_over_lists
+from ..transforms import ListsFunction, vmap_over_lists
 
 
 def _filled(scores: Tensor, valid: Tensor) -> Tensor:
@@ -95,7 +95,7 @@ def _excess_vjp(ascending: Tensor, order: Tensor, upstream: Tensor) -> Tensor:
     return torch.zeros_like(result).scatter(-1, order, result)
 
 
-class TopRowsDCG(torch.autograd.Function):
+class TopRowsDCG(ListsFunction):
     r"""``Σ_{i ≤ R} weight_i Σ_j P̂_ij gain_j`` per list ``[B]``, with an analytic backward in the
     scores and the gains; also returns the rows and the sort's order (no gradient), which the
     backward reuses.
