@@ -33,7 +33,7 @@ scikit-learn, trec_eval, torchmetrics, rax and allRank, is in :mod:`torch_ndcg.c
 import importlib as _importlib
 import typing as _typing
 
-from . import clicks, ranked
+from . import clicks, ranked, retrieval
 from .definitions import exp2_gain, linear_gain, log2_discount
 from .functional import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, precision, rbp, recall
 from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
@@ -104,6 +104,7 @@ __all__ = [
     "ranknet_loss",
     "rbp",
     "recall",
+    "retrieval",
     "sampled",
     "softmax_loss",
 ]
