@@ -36,7 +36,8 @@ def plain(queries: torch.Tensor, items: torch.Tensor) -> torch.Tensor:
     best = queries.new_empty((queries.shape[0], 0))
     ids = torch.empty((queries.shape[0], 0), dtype=torch.long)
     for start in range(0, items.shape[0], CHUNK):
-        values, indices = (queries @ items[start : start + CHUNK].T).topk(K, dim=1)
+        chunk = items[start : start + CHUNK]
+        values, indices = (queries @ chunk.T).topk(min(K, chunk.shape[0]), dim=1)
         best, order = torch.cat((best, values), 1).topk(K, dim=1)
         ids = torch.cat((ids, indices + start), 1).gather(1, order)
     return ids
