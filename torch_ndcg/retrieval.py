@@ -96,4 +96,5 @@ def top_k(
         merged_ids = torch.cat((best_ids, indices + start), 1)
         best, order = merged.topk(min(k, merged.shape[1]), dim=1)
         best_ids = merged_ids.gather(1, order)
+        del scores  # before the next chunk's scores are made: one [B, chunk] block alive, not two
     return TopK(best, best_ids.masked_fill(best == -torch.inf, pad_id))

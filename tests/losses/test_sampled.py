@@ -262,6 +262,8 @@ def test_shared_negatives_equal_the_same_negatives_repeated_per_query():
         (SampledLists(torch.zeros(3), torch.zeros(2, 4)), "negative_scores must be"),
         (SampledLists(torch.zeros(3), torch.zeros(3, 4), negative_log_q=torch.zeros(5)), "negative_log_q must have shape"),
         (SampledLists(torch.zeros(3), torch.zeros(3, 4), negative_log_q=torch.full((4,), 0.25)), "log-probabilities"),
+        # 1/q would overflow float32: the importance weights of the sampled NDCG would be inf.
+        (SampledLists(torch.zeros(3), torch.zeros(3, 4), negative_log_q=torch.full((4,), -1e3)), "1/q is finite"),
         (SampledLists(torch.zeros(3), torch.zeros(3, 4), negative_mask=torch.ones(3, 4)), "bool"),
         (SampledLists(torch.tensor([0.0, math.nan, 0.0]), torch.zeros(3, 4)), "positive_scores must be finite"),
         (SampledLists(torch.zeros(3, dtype=torch.long), torch.zeros(3, 4)), "floating point"),

@@ -203,11 +203,14 @@ def _check_values(positives: Tensor, negatives: Tensor, negative_log_q: Tensor |
     if not bool(torch.isfinite(positives).all()) or not bool(torch.isfinite(negatives).all()):
         name = "positive_scores" if not bool(torch.isfinite(positives).all()) else "negative_scores"
         raise ValueError(f"{name} must be finite (a NaN or ±inf score has no gradient a model can follow)")
+    # 1/q must stay finite in the compute dtype: the importance weights 1/(m·q) of m draws sum to it.
+    lowest = 1 - math.log(torch.finfo(positives.dtype).max)
     for name, log_q in (("negative_log_q", negative_log_q), ("positive_log_q", positive_log_q)):
-        if log_q is not None and not bool(((log_q <= 0) & torch.isfinite(log_q)).all()):
+        if log_q is not None and not bool(((log_q <= 0) & (log_q >= lowest)).all()):
             raise ValueError(
-                f"{name} must hold log-probabilities (finite and ≤ 0), got values in "
-                f"[{log_q.min().item():.4g}, {log_q.max().item():.4g}]; pass log(q), not q or −log(q)"
+                f"{name} must hold log-probabilities (≤ 0, and ≥ {lowest:.4g} so that 1/q is finite in "
+                f"{positives.dtype}), got values in [{log_q.min().item():.4g}, {log_q.max().item():.4g}]; "
+                "pass log(q), not q or −log(q)"
             )
 
 
