@@ -216,12 +216,14 @@ def test_masked_positives_and_negatives_take_no_part_and_get_zero_gradient(name)
     positives = lists.positive_scores.clone().requires_grad_()
     negatives = lists.negative_scores.clone().requires_grad_()
     value = LOSSES[name](lists._replace(positive_scores=positives, negative_scores=negatives))
-    # Garbage at the masked places changes nothing.
-    garbage = lists._replace(
-        positive_scores=torch.where(lists.positive_mask, lists.positive_scores, 1e3),
-        negative_scores=torch.where(lists.negative_mask, lists.negative_scores, -7e2),
-    )
-    torch.testing.assert_close(LOSSES[name](garbage), value.detach())
+    # Garbage at the masked places (NaN, inf, anything) changes nothing, and gets zero gradient.
+    for fill in (1e3, math.nan, -math.inf):
+        garbage_positives = torch.where(lists.positive_mask, lists.positive_scores, fill).requires_grad_()
+        garbage_negatives = torch.where(lists.negative_mask, lists.negative_scores, fill).requires_grad_()
+        garbage = LOSSES[name](lists._replace(positive_scores=garbage_positives, negative_scores=garbage_negatives))
+        torch.testing.assert_close(garbage, value.detach())
+        for gradient in torch.autograd.grad(garbage, (garbage_positives, garbage_negatives)):
+            assert torch.isfinite(gradient).all()
     value.backward()
     assert torch.all(positives.grad[~lists.positive_mask] == 0)
     assert torch.all(negatives.grad[~lists.negative_mask] == 0)

@@ -199,24 +199,31 @@ def _check_mask(name: str, mask: Tensor, allowed: tuple[torch.Size, ...]) -> Non
         raise TypeError(f"{name} must be a bool tensor (True = real, False = padding or accidental hit), got {mask.dtype}")
 
 
-def _check_values(positives: Tensor, negatives: Tensor, negative_log_q: Tensor | None, positive_log_q: Tensor | None) -> None:
-    if not bool(torch.isfinite(positives).all()) or not bool(torch.isfinite(negatives).all()):
-        name = "positive_scores" if not bool(torch.isfinite(positives).all()) else "negative_scores"
-        raise ValueError(f"{name} must be finite (a NaN or ±inf score has no gradient a model can follow)")
+def _check_values(
+    positives: Tensor, negatives: Tensor, negative_log_q: Tensor, positive_log_q: Tensor, positive_mask: Tensor,
+    negative_mask: Tensor,
+) -> None:
+    """The real entries' values (padding and accidental hits may hold anything); every tensor
+    ``[B, P]`` or ``[B, m]``, a log q of 0 where none was given."""
+    for name, values, mask in (("positive_scores", positives, positive_mask), ("negative_scores", negatives, negative_mask)):
+        if not bool(torch.where(mask, torch.isfinite(values), True).all()):
+            raise ValueError(f"{name} must be finite where its mask is True (a NaN or ±inf score has no gradient to follow)")
     # 1/q must stay finite in the compute dtype: the importance weights 1/(m·q) of m draws sum to it.
     lowest = 1 - math.log(torch.finfo(positives.dtype).max)
-    for name, log_q in (("negative_log_q", negative_log_q), ("positive_log_q", positive_log_q)):
-        if log_q is not None and not bool(((log_q <= 0) & (log_q >= lowest)).all()):
+    for name, log_q, mask in (("negative_log_q", negative_log_q, negative_mask), ("positive_log_q", positive_log_q, positive_mask)):
+        if not bool(torch.where(mask, (log_q <= 0) & (log_q >= lowest), True).all()):
+            real = log_q[mask & ~((log_q <= 0) & (log_q >= lowest))]
             raise ValueError(
                 f"{name} must hold log-probabilities (≤ 0, and ≥ {lowest:.4g} so that 1/q is finite in "
-                f"{positives.dtype}), got values in [{log_q.min().item():.4g}, {log_q.max().item():.4g}]; "
-                "pass log(q), not q or −log(q)"
+                f"{positives.dtype}), got {real[0].item():.4g}; pass log(q), not q or −log(q)"
             )
 
 
 #: ``positives`` once the lists' values pass :func:`_check_values` (see :func:`register_check`).
 _validated = register_check(
-    "check_sampled_lists", "Tensor positives, Tensor negatives, Tensor? negative_log_q, Tensor? positive_log_q",
+    "check_sampled_lists",
+    "Tensor positives, Tensor negatives, Tensor negative_log_q, Tensor positive_log_q, Tensor positive_mask, "
+    "Tensor negative_mask",
     _check_values,
 )
 
@@ -258,22 +265,27 @@ def check(lists: object, *, validate: bool) -> Checked:
     if lists.positive_relevance is not None:
         _check_shape("positive_relevance", lists.positive_relevance, positive_shapes)
     dtype = torch.float64 if torch.float64 in (positives.dtype, negatives.dtype) else torch.float32
-    positives, negatives = positives.to(dtype), negatives.to(dtype)
-    if validate:
-        positives = _validated(positives, negatives.detach(), lists.negative_log_q, lists.positive_log_q)
-    negatives = negatives.expand(batch, m)
-    log_m = math.log(m)
-    negative_log_weights = positive_log_weights = None
-    if lists.negative_log_q is not None:
-        negative_log_weights = (lists.negative_log_q.to(dtype) + log_m).neg().expand(batch, m)
-    if lists.positive_log_q is not None:
-        positive_log_weights = (lists.positive_log_q.to(dtype).reshape(batch, count) + log_m).neg()
     real = torch.ones((), dtype=torch.bool, device=positives.device)
     positive_mask = real.expand(batch, count) if lists.positive_mask is None else lists.positive_mask.reshape(batch, count)
     negative_mask = real.expand(batch, m) if lists.negative_mask is None else lists.negative_mask.expand(batch, m)
+    zero = torch.zeros((), dtype=dtype, device=positives.device)
+    negative_log_q = zero.expand(batch, m) if lists.negative_log_q is None else lists.negative_log_q.to(dtype).expand(batch, m)
+    positive_log_q = zero.expand(batch, count) if lists.positive_log_q is None else lists.positive_log_q.to(dtype).reshape(batch, count)
+    positives, negatives = positives.to(dtype), negatives.to(dtype).expand(batch, m)
+    if validate:
+        positives = _validated(positives, negatives.detach(), negative_log_q, positive_log_q, positive_mask, negative_mask)
+    # where(), not a product: padding may hold NaN or inf; it gets a finite 0 and exactly zero gradient.
+    positives = torch.where(positive_mask, positives, zero)
+    negatives = torch.where(negative_mask, negatives, zero)
+    log_m = math.log(m)
+    negative_log_weights = positive_log_weights = None
+    if lists.negative_log_q is not None:
+        negative_log_weights = torch.where(negative_mask, negative_log_q + log_m, zero).neg()
+    if lists.positive_log_q is not None:
+        positive_log_weights = torch.where(positive_mask, positive_log_q + log_m, zero).neg()
     relevance = (
         torch.ones((), dtype=dtype, device=positives.device).expand(batch, count)
         if lists.positive_relevance is None
-        else lists.positive_relevance.to(dtype).reshape(batch, count)
+        else torch.where(positive_mask, lists.positive_relevance.to(dtype).reshape(batch, count), zero)
     )
     return Checked(positives, negatives, positive_mask, negative_mask, relevance, negative_log_weights, positive_log_weights)

@@ -12,13 +12,13 @@ import torch
 from torch import Tensor
 
 from ... import definitions as d
-from ...options import DEFAULT_DISCOUNT, DEFAULT_GAIN, DEFAULT_REDUCTION, Reduction
+from ...options import DEFAULT_DISCOUNT, DEFAULT_GAIN, DEFAULT_REDUCTION, REDUCTIONS, Reduction
 from ...validation import check_flag, check_option, check_positive, names_arguments
 from ..common import finish_loss
 from ..options import single_cutoff
+from ..transforms import transforms_active
+from .distributed import gather_negatives as gather, rank_offset
 from .lists import Checked, SampledLists, check
-
-REDUCTIONS = ("mean", "sum", "none")
 
 
 def _options(reduction: object, validate: object, **positive: object) -> None:
@@ -156,8 +156,6 @@ def in_batch_softmax_loss(
     check_flag("gather_negatives", gather_negatives)
     offset = 0
     if gather_negatives:
-        from .distributed import gather_negatives as gather, rank_offset
-
         offset = rank_offset(items)
         items = gather(items)
         item_ids = None if item_ids is None else gather(item_ids)
@@ -193,8 +191,8 @@ def bpr_loss(
     checked = check(lists, validate=validate)
     _refuse_correction("bpr_loss", checked)
     pairs = torch.nn.functional.softplus(checked.negatives[:, None, :] - checked.positives[:, :, None])
-    real = checked.negative_mask[:, None, :].to(pairs.dtype)
-    per_positive = (pairs * real).sum(-1) / real.sum(-1).clamp(min=1)
+    real = checked.negative_mask[:, None, :]
+    per_positive = torch.where(real, pairs, 0.0).sum(-1) / real.sum(-1).clamp(min=1).to(pairs.dtype)
     return _per_positive(per_positive, checked, reduction)
 
 
@@ -312,7 +310,7 @@ def sampled_ndcg_loss(
     checked = check(lists, validate=validate)
     positives, real = checked.positives, checked.positive_mask
     gains = torch.where(real, d.gains(checked.relevance, gain_fn, positives.dtype), 0.0)
-    if validate and not torch.compiler.is_compiling() and not torch._C._are_functorch_transforms_active():
+    if validate and not torch.compiler.is_compiling() and not transforms_active():
         if not bool((torch.isfinite(gains) & (gains >= 0)).all()):
             raise ValueError("positive_relevance must give finite gains ≥ 0 (labels ≥ 0; exp2 gains must not overflow)")
     tau = temperature
