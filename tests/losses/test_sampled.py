@@ -380,3 +380,26 @@ def test_value_checks_still_refuse_bad_input_under_vmap_and_compile():
     torch._dynamo.reset()
     with pytest.raises(ValueError, match="log-probabilities"):
         torch.compile(loss, backend="aot_eager", fullgraph=True)(positives[0], negatives[0], bad)
+
+
+def test_in_batch_softmax_under_torch_func_and_export_equals_eager():
+    gen = torch.Generator().manual_seed(3)
+    queries, items = torch.randn(4, 3, dtype=F64, generator=gen), torch.randn(5, 3, dtype=F64, generator=gen)
+    ids, log_q = torch.tensor([1, 2, 1, 3, 4]), torch.log(torch.full((5,), 0.2, dtype=F64))
+
+    def loss(queries, items):
+        return in_batch_softmax_loss(queries, items, item_ids=ids, log_q=log_q, temperature=0.1)
+
+    leaves = queries.clone().requires_grad_(), items.clone().requires_grad_()
+    want = torch.autograd.grad(loss(*leaves), leaves)
+    for got, expected in zip(grad(loss, argnums=(0, 1))(queries, items), want):
+        torch.testing.assert_close(got, expected)
+    batched = vmap(loss)(queries.expand(2, 4, 3), items.expand(2, 5, 3))
+    torch.testing.assert_close(batched, loss(queries, items).expand(2))
+
+    class Model(torch.nn.Module):
+        def forward(self, queries, items):
+            return loss(queries, items)
+
+    exported = torch.export.export(Model(), (queries, items))
+    torch.testing.assert_close(exported.module()(queries, items), loss(queries, items), rtol=1e-12, atol=1e-12)
