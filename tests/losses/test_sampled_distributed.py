@@ -3,13 +3,10 @@ of the ranks' losses and every parameter's gradient equal one process with both 
 
 from __future__ import annotations
 
-import os
-import socket
-
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+from two_processes import spawn
 
 from torch_ndcg.losses.sampled import gather_negatives, in_batch_softmax_loss
 
@@ -70,17 +67,10 @@ def worker(rank: int, port: int) -> None:
         dist.destroy_process_group()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
 def test_two_ranks_with_gathered_negatives_equal_one_process_with_both_batches() -> None:
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    mp.spawn(worker, args=(free_port(),), nprocs=WORLD, join=True)
+    spawn(worker, WORLD)
 
 
 def test_outside_distributed_gathering_is_the_identity() -> None:
