@@ -18,6 +18,7 @@ TABLES = {
     "stats": "pairwise significance tests of many runs (randomisation, t-test) against ranx",
     "clicks": "IPS losses on clicks against their label-based twins, forward+backward",
     "revisions": "the listwise losses against an earlier commit's (--base REV), side by side in one process",
+    "retrieval": "chunked top-k over a catalogue of embeddings against a plain chunked torch.topk scan",
 }
 
 
