@@ -51,7 +51,9 @@ def register_check(name: str, arguments: str, check: Callable[..., None]) -> Cal
         # Under a torch.func transform (grad, vmap, …) the wrapped tensors cannot be read; the
         # operator's kernel reads the plain ones beneath (vmap runs it once per batch entry).
         if torch.compiler.is_compiling() or torch._C._are_functorch_transforms_active():
-            return tensor + operator(tensor.detach(), *rest)
+            # Every tensor detached: the check's zero has no gradient, and a relevance that
+            # requires grad must not reach an operator without an autograd formula.
+            return tensor + operator(*(a.detach() if isinstance(a, Tensor) else a for a in (tensor, *rest)))
         check(tensor, *rest)
         return tensor
 
