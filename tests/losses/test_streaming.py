@@ -112,3 +112,32 @@ def test_auto_picks_by_shape_alone_for_neuralndcg_and_approxndcg(monkeypatch):
     tn.approx_ndcg_loss(torch.randn(2, 8), short)
     tn.approx_ndcg_loss(torch.randn(2, 400), long)
     assert calls == ["kernel", "streaming", "streaming", "dense", "streaming"]
+
+
+@pytest.mark.parametrize(
+    "loss, options",
+    [
+        (tn.lambda_loss, {"k": 5}),
+        (tn.lambda_loss, {"weighting": "ndcg_loss2pp"}),
+        (tn.lambda_loss, {"weighting": "ndcg_loss1"}),
+        (tn.ranknet_loss, {"weighting": "lambdarank", "k": 5}),
+        (tn.pairwise_hinge_loss, {"weighting": "dcg2", "k": 3}),
+        (tn.ranknet_loss, {}),
+    ],
+)
+def test_streaming_pair_sums_give_the_gradient_in_a_relevance_that_requires_grad(loss, options):
+    # λ weights read the gains: the streaming backward must differentiate them as dense does.
+    generator = torch.Generator().manual_seed(3)
+    scores = torch.randn(3, 150, generator=generator, dtype=torch.float64)
+    relevance = torch.randint(0, 4, (3, 150), generator=generator).double()
+    grads = {}
+    for impl in ("dense", "streaming"):
+        x, y = scores.clone().requires_grad_(), relevance.clone().requires_grad_()
+        loss(x, y, impl=impl, **options).backward()
+        grads[impl] = (x.grad, torch.zeros_like(y) if y.grad is None else y.grad)
+    for dense, streaming in zip(grads["dense"], grads["streaming"]):
+        torch.testing.assert_close(streaming, dense, rtol=1e-9, atol=1e-12)
+    # Distinct labels: finite differences of tied ones would cross the pair set's edge.
+    distinct = torch.rand(2, 7, generator=generator, dtype=torch.float64) * 3
+    small = (scores[:2, :7].clone().requires_grad_(), distinct.requires_grad_())
+    assert torch.autograd.gradcheck(lambda s, y: loss(s, y, impl="streaming", **options), small)

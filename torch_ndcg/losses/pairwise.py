@@ -118,12 +118,32 @@ class StreamingPairSum(ListsFunction):
         if torch.is_grad_enabled():  # create_graph=True (and torch.func): the dense reference's graph
             return common.second_order(lambda x: dense_pair_sum(x, terms, tuple(vectors)), scores, grad), *unused
         grad_scores = torch.zeros_like(scores)
+        # A weight built from a relevance that requires grad (λ weights read the gains) gets its
+        # gradient slab by slab too: Σ_ij φ(s_j − s_i)·∂w_ij/∂v, the same O(block·N) memory.
+        wanted = [index for index, needed in enumerate(ctx.needs_input_grad[2:]) if needed]
+        grad_vectors = [torch.zeros_like(vector) if i in wanted else None for i, vector in enumerate(vectors)]
         for rows in row_blocks(*scores.shape, terms.triangular):
             cols = _columns(terms, rows, scores.shape[-1])
-            slab = terms.slope(_differences(scores, rows, cols)).mul_(terms.weight(rows, cols, *vectors))
+            differences = _differences(scores, rows, cols)
+            if wanted:
+                with torch.enable_grad():
+                    leaves = [v.detach().requires_grad_(i in wanted) for i, v in enumerate(vectors)]
+                    weight = terms.weight(rows, cols, *leaves)
+                    picked = [leaves[i] for i in wanted]
+                    pieces = (  # a weight that only compares the gains has no gradient in them
+                        torch.autograd.grad(weight, picked, terms.phi(differences) * grad[:, None, None], allow_unused=True)
+                        if weight.requires_grad else [None] * len(picked)
+                    )
+                for i, piece in zip(wanted, pieces):
+                    if piece is not None:
+                        grad_vectors[i] += piece
+                weight = weight.detach()
+            else:
+                weight = terms.weight(rows, cols, *vectors)
+            slab = terms.slope(differences).mul_(weight)
             grad_scores[:, rows] -= slab.sum(-1)  # ∂(s_j − s_i)/∂s_i = −1
             grad_scores[:, cols] += slab.sum(-2)  # ∂(s_j − s_i)/∂s_j = 1
-        return grad_scores * grad[:, None], *unused
+        return grad_scores * grad[:, None], None, *grad_vectors
 
 
 def pair_sum(scores: Tensor, terms: PairTerms, impl: str) -> Tensor:
