@@ -340,6 +340,14 @@ def test_lambda_loss_takes_their_weighting_scheme_and_differs_by_the_documented_
     assert not default == pytest.approx(theirs, rel=0.5)
 
 
+def test_lambda_loss_takes_their_ndcg_loss1_scheme_over_every_pair_of_real_items():
+    model, inputs, labels = _graded_batch([8, 5, 8, 3])
+    theirs = peer.LambdaLoss(model, weighting_scheme=peer.NDCGLoss1Scheme())(inputs, labels).item()
+    summed = st.LambdaLoss(model, weighting_scheme="NDCGLoss1Scheme", gain="exp2", reduction="sum")(inputs, labels)
+    pairs = sum(len(row) ** 2 for row in labels)  # their mean: every ordered pair of real items, i = j included
+    assert summed.item() == pytest.approx(theirs * pairs, rel=1e-5)
+
+
 def test_lambda_loss_maps_each_scheme_form_to_the_same_weighting(model):
     for scheme in (peer.NDCGLoss2PPScheme(), peer.NDCGLoss2PPScheme, "NDCGLoss2PPScheme"):
         config = st.LambdaLoss(model, weighting_scheme=scheme).get_config_dict()
@@ -349,8 +357,8 @@ def test_lambda_loss_maps_each_scheme_form_to_the_same_weighting(model):
 
 
 def test_lambda_loss_refuses_their_options_it_cannot_honour(model):
-    with pytest.raises(ValueError, match="weighting_scheme must be one of .*NDCGLoss1Scheme and custom"):
-        st.LambdaLoss(model, weighting_scheme=peer.NDCGLoss1Scheme())
+    with pytest.raises(ValueError, match="weighting_scheme must be one of .*custom schemes"):
+        st.LambdaLoss(model, weighting_scheme=type("OwnScheme", (peer.NDCGLoss2Scheme,), {})())
     with pytest.raises(ValueError, match="weighting_scheme must be one of"):
         st.LambdaLoss(model, weighting_scheme="lambdarank")
     with pytest.raises(TypeError, match="weighting= or sentence-transformers' weighting_scheme=, not both"):

@@ -257,9 +257,11 @@ class ApproxNDCGLoss(_CrossEncoderLoss):
 
 
 # sentence-transformers' weighting schemes and the ``weighting=`` of :func:`torch_ndcg.lambda_loss`
-# with the same weights (its NDCGLoss1Scheme has none: it also keeps pairs of equal labels).
+# with the same weights (NDCGLoss1Scheme, as there, weighs every ordered pair of real items,
+# equal labels and i = j included).
 _PEER_SCHEMES = {
     "NoWeightingScheme": "none",
+    "NDCGLoss1Scheme": "ndcg_loss1",
     "LambdaRankScheme": "lambdarank",
     "NDCGLoss2Scheme": "ndcg_loss2",
     "NDCGLoss2PPScheme": "ndcg_loss2pp",
@@ -279,7 +281,7 @@ def _weighting_options(scheme: Any) -> dict[str, Any]:
         known = ", ".join(_PEER_SCHEMES)
         raise ValueError(
             f"weighting_scheme must be one of sentence-transformers' {known} (or None), got {scheme!r}; "
-            f"NDCGLoss1Scheme and custom schemes have no counterpart here (weighting= takes this library's names)"
+            f"custom schemes have no counterpart here (weighting= takes this library's names or a function)"
         )
     options: dict[str, Any] = {"weighting": _PEER_SCHEMES[name]}
     if name == "NDCGLoss2PPScheme":
@@ -292,10 +294,10 @@ class LambdaLoss(_CrossEncoderLoss):
     """LambdaLoss on the metric's NDCG@k (:func:`torch_ndcg.lambda_loss`); labels are relevance.
 
     It takes sentence-transformers' keywords too, so that its ``LambdaLoss`` swaps for this one:
-    ``weighting_scheme`` (``NoWeightingScheme``, ``LambdaRankScheme``, ``NDCGLoss2Scheme``,
-    ``NDCGLoss2PPScheme(mu)`` or ``None``, instances, classes or class names; they map to
-    ``weighting=`` ``"none"``, ``"lambdarank"``, ``"ndcg_loss2"``, ``"ndcg_loss2pp"`` with
-    ``mu``; its ``NDCGLoss1Scheme`` is refused), ``reduction_log`` (``"binary"``, bits as here,
+    ``weighting_scheme`` (``NoWeightingScheme``, ``NDCGLoss1Scheme``, ``LambdaRankScheme``,
+    ``NDCGLoss2Scheme``, ``NDCGLoss2PPScheme(mu)`` or ``None``, instances, classes or class
+    names; they map to ``weighting=`` ``"none"``, ``"ndcg_loss1"`` (every ordered pair of real
+    items, as theirs), ``"lambdarank"``, ``"ndcg_loss2"``, ``"ndcg_loss2pp"`` with ``mu``), ``reduction_log`` (``"binary"``, bits as here,
     or ``"natural"``, nats) and ``eps`` (accepted, no effect: a list whose ideal DCG is 0 has no
     pair to weigh, here as there). As there, the first argument after the model may be the scheme
     (``k`` is never a scheme or a string).
