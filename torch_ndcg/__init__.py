@@ -39,6 +39,9 @@ from .losses import TeacherScoresLookLikeLabels, adr_mse_loss, distill_listmle_l
 from .losses import distill_ranknet_loss, margin_mse_loss
 from .losses import NeuralSortNDCGLoss, neuralsort_ndcg, neuralsort_ndcg_loss
 from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
+from .losses import ApproxRanks, BoundRanks, Gumbel, NeuralSortRows, SinkhornRows
+from .losses import average_precision_loss, dcg_loss, hit_rate_loss, mrr_loss, ndcg_loss, precision_loss
+from .losses import rbp_loss, recall_loss
 from .losses.backends import backends
 from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
@@ -48,6 +51,19 @@ if _typing.TYPE_CHECKING:  # type checkers see the lazily imported classes; runn
     from . import metrics
 
 __all__ = [
+    "recall_loss",
+    "rbp_loss",
+    "precision_loss",
+    "ndcg_loss",
+    "mrr_loss",
+    "hit_rate_loss",
+    "dcg_loss",
+    "average_precision_loss",
+    "SinkhornRows",
+    "NeuralSortRows",
+    "Gumbel",
+    "BoundRanks",
+    "ApproxRanks",
     "AdrMSELoss",
     "ApproxNDCGLoss",
     "Clicks",

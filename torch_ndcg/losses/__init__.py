@@ -60,6 +60,17 @@ from .modules import (
 from .neural import neural_ndcg, neural_ndcg_loss
 from .neuralsort import neuralsort_ndcg, neuralsort_ndcg_loss
 from .pairwise import pairwise_hinge_loss, ranknet_loss
+from .relaxations.choices import ApproxRanks, BoundRanks, Gumbel, NeuralSortRows, SinkhornRows
+from .twins import (
+    average_precision_loss,
+    dcg_loss,
+    hit_rate_loss,
+    mrr_loss,
+    ndcg_loss,
+    precision_loss,
+    rbp_loss,
+    recall_loss,
+)
 
 __all__ = ["ApproxNDCGLoss", "NeuralNDCGLoss", "approx_ndcg", "approx_ndcg_loss", "neural_ndcg", "neural_ndcg_loss"]
 __all__ += ["LambdaLoss", "ListMLELoss", "ListNetLoss", "PairwiseHingeLoss", "RankNetLoss", "SoftmaxLoss"]
@@ -68,3 +79,6 @@ __all__ += ["AdrMSELoss", "DistillListMLELoss", "DistillListNetLoss", "DistillRa
 __all__ += ["TeacherScoresLookLikeLabels", "adr_mse_loss", "distill_listmle_loss", "distill_listnet_loss"]
 __all__ += ["distill_ranknet_loss", "margin_mse_loss"]
 __all__ += ["NeuralSortNDCGLoss", "neuralsort_ndcg", "neuralsort_ndcg_loss"]
+__all__ += ["ApproxRanks", "BoundRanks", "Gumbel", "NeuralSortRows", "SinkhornRows"]
+__all__ += ["average_precision_loss", "dcg_loss", "hit_rate_loss", "mrr_loss", "ndcg_loss", "precision_loss"]
+__all__ += ["rbp_loss", "recall_loss"]

@@ -18,8 +18,8 @@ from typing import Any, ClassVar, Literal
 import torch
 
 from .. import definitions as d
-from ..options import EMPTY, IMPLS, LOSS_EMPTY, MARGIN_PAIRS, NEURAL_IMPLS, PAIR_IMPLS, REDUCTIONS, WEIGHTINGS
-from ..validation import check_flag, check_option, check_positive
+from ..options import AP_NORMALISERS, EMPTY, IMPLS, LOSS_EMPTY, MARGIN_PAIRS, NEURAL_IMPLS, PAIR_IMPLS, REDUCTIONS, WEIGHTINGS
+from ..validation import check_flag, check_option, check_positive, check_threshold
 
 DEFAULT_TEMPERATURE = 1.0
 # The temperature of the NeuralSort top-rows loss: "auto" scales τ with each list's length and
@@ -63,6 +63,17 @@ def _temperature(value: object) -> None:
         raise ValueError(f'temperature must be a number > 0 or "auto", got {value!r}')
 
 
+def _persistence(value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ValueError(f"persistence must be a number in [0, 1), got {value!r}")
+
+
+def _relaxation(value: object) -> None:
+    from .relaxations.choices import resolve_relaxation  # (the relaxations import these options)
+
+    resolve_relaxation(value)
+
+
 def _tol(value: object) -> None:
     if value is not None:
         check_positive("tol", value)
@@ -91,6 +102,11 @@ _CHECKS: dict[str, Callable[[Any], object]] = {
     "weighting": lambda value: check_option("weighting", value, WEIGHTINGS),
     "pairs": lambda value: check_option("pairs", value, MARGIN_PAIRS),
     "position_aware": lambda value: check_flag("position_aware", value),
+    "threshold": check_threshold,
+    "adaptive_k": lambda value: check_flag("adaptive_k", value),
+    "ap_normaliser": lambda value: check_option("ap_normaliser", value, AP_NORMALISERS),
+    "persistence": _persistence,
+    "relaxation": lambda value: _relaxation(value),
 }
 
 
@@ -228,3 +244,21 @@ class AdrMSEOptions(LossOptions):
     temperature: float
     discount: d.Discount | None
     impl: str
+
+
+@dataclass(frozen=True)
+class TwinOptions(LossOptions):
+    """A metric's smooth twin (:mod:`torch_ndcg.losses.twins`): the metric's own options, each
+    twin passing those its metric has (the defaults for the others), and the relaxation."""
+
+    empty_choices: ClassVar[tuple[str, ...]] = EMPTY
+    may_be_none: ClassVar[frozenset[str]] = frozenset({"threshold"})
+
+    k: d.Cutoff
+    relaxation: Any
+    gain: d.Gain
+    discount: d.Discount
+    threshold: float | None
+    adaptive_k: bool
+    ap_normaliser: str
+    persistence: float
