@@ -146,7 +146,8 @@ def _ideal(ranking: Ranking, facts: ListFacts, options: MetricOptions) -> Tensor
 
 def _cutoff_or_listed(ranking: Ranking, facts: ListFacts, options: MetricOptions) -> Tensor:
     if options.adaptive_k:
-        return ranking.within.sum(-1).clamp(min=torch.finfo(ranking.within.dtype).tiny)
+        retrieved = ranking.within.sum(-1)  # (a bound's within may be negative: kept, as rax does)
+        return torch.where(retrieved == 0, torch.ones_like(retrieved), retrieved)
     return facts.listed.clamp(min=1) if options.k is None else torch.full_like(facts.listed, options.k)
 
 
