@@ -120,8 +120,9 @@ def _discount(rank: Tensor, options: MetricOptions) -> Tensor:
 
 
 def _rbp(rank: Tensor, options: MetricOptions) -> Tensor:
-    p = options.persistence
-    return (1 - p) * p ** (rank - 1)
+    # A tensor base, not a float's power: under torch.compile(dynamic=True) p is a symbolic float.
+    p = torch.full_like(rank, options.persistence)
+    return (1 - p) * p.pow(rank - 1)
 
 
 def _one(rank: Tensor, options: MetricOptions) -> Tensor:
