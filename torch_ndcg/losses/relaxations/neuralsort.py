@@ -95,8 +95,9 @@ def _excess_vjp(ascending: Tensor, order: Tensor, upstream: Tensor) -> Tensor:
 
 class TopRowMeans(torch.autograd.Function):
     r"""``q_i = Σ_j P̂_ij v_j`` ``[B, R]`` for the rows ``i = 1..R`` (the expected value ``v`` at
-    rank ``i``), with an analytic backward; also returns the rows and the sort's order (no
-    gradient), which the backward reuses.
+    rank ``i``), or with a ``weight`` ``[B, R]`` their weighted sum ``Σ_i w_i q_i`` ``[B]`` (a
+    DCG, in the Function: no autograd node of its own), with an analytic backward; also returns
+    the rows and the sort's order (no gradient), which the backward reuses.
 
     With the upstream gradient ``a_i = ∂L/∂q_i`` and ``G_ij = a_i P̂_ij (v_j − q_i)`` (the gradient
     with respect to the logits), the gradient is
@@ -106,31 +107,32 @@ class TopRowMeans(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(scores: Tensor, valid: Tensor, values: Tensor, tau: Tensor, rows: int):
+    def forward(scores: Tensor, valid: Tensor, values: Tensor, tau: Tensor, rows: int, weight: Tensor | None):
         ascending, order = torch.sort(_filled(scores, valid), dim=-1)
         probabilities = _rows(scores, valid, ascending, order, rows, tau)
-        return torch.bmm(probabilities, values[:, :, None])[:, :, 0], probabilities, order
+        means = torch.bmm(probabilities, values[:, :, None])[:, :, 0]
+        return means if weight is None else (means * weight).sum(-1), probabilities, order
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
-        scores, valid, values, tau, _ = inputs
+        scores, valid, values, tau, _, weight = inputs
         _, probabilities, order = output
         ctx.mark_non_differentiable(probabilities, order)
-        ctx.save_for_backward(scores, valid, values, tau, probabilities, order)
+        ctx.save_for_backward(scores, valid, values, tau, probabilities, order, weight)
 
     @staticmethod
     def vmap(info, in_dims, *args):
         return vmap_over_lists(TopRowMeans.apply, info, in_dims, args)
 
     @staticmethod
-    def backward(ctx, grad_means: Tensor, _grad_rows: Tensor, _grad_order: Tensor):
-        scores, valid, values, tau, probabilities, order = ctx.saved_tensors
+    def backward(ctx, grad_out: Tensor, _grad_rows: Tensor, _grad_order: Tensor):
+        scores, valid, values, tau, probabilities, order, weight = ctx.saved_tensors
         rows = probabilities.shape[1]
         ascending = _filled(scores.detach(), valid).gather(-1, order)
         if torch.is_grad_enabled():  # create_graph=True: rows that depend on the scores
             probabilities = _rows(scores, valid, _filled(scores, valid).gather(-1, order), order, rows, tau)
         means = torch.bmm(probabilities, values[:, :, None])[:, :, 0]  # q [B, R]
-        w, slope = grad_means, _slopes(rows, scores)[None, :]
+        w, slope = grad_out if weight is None else weight * grad_out[:, None], _slopes(rows, scores)[None, :]
         # Σ_i c_i G_ij = v_j Σ_i c_i a_i P̂_ij − Σ_i c_i a_i q_i P̂_ij for c = 1 − 2i and c = 1: one
         # [B, 4, R] × [B, R, N] product instead of G itself.
         coefficients = torch.stack([slope * w, slope * w * means, w, w * means], 1)
@@ -138,7 +140,7 @@ class TopRowMeans(torch.autograd.Function):
         direct = values * sums[:, 0] - sums[:, 1]
         upstream = values * sums[:, 2] - sums[:, 3]
         through_excess = _excess_vjp(ascending, order, upstream)
-        return torch.where(valid, direct - 2 * through_excess, torch.zeros_like(direct)) / tau, None, None, None, None
+        return torch.where(valid, direct - 2 * through_excess, torch.zeros_like(direct)) / tau, None, None, None, None, None
 
 
 def top_row_means(scores: Tensor, valid: Tensor, values: Tensor, rows: int, tau: Tensor | float) -> Tensor:
@@ -147,11 +149,14 @@ def top_row_means(scores: Tensor, valid: Tensor, values: Tensor, rows: int, tau:
     if not scores.shape[-1]:  # no item: every rank holds nothing (and the scores' empty gradient)
         return scores.new_zeros(scores.shape[0], rows) + scores.sum(-1, keepdim=True)
     tau = _on(tau, scores).detach().expand(scores.shape[0], 1)  # one per list: vmap folds lists
-    return TopRowMeans.apply(scores, valid, values, tau, rows)[0]
+    return TopRowMeans.apply(scores, valid, values, tau, rows, None)[0]
 
 
 def top_rows_dcg(scores: Tensor, valid: Tensor, weight: Tensor, gains: Tensor, tau: Tensor | float) -> Tensor:
     """Smooth DCG ``[B]`` from NeuralSort's rows ``1..R``, ``R = weight.shape[-1]``: ``weight``
     ``[B, R]`` holds each rank's discount (0 for ranks beyond a list's cutoff or length),
     ``gains`` ``[B, N]`` (0 at padding), ``tau`` a number or a ``[B, 1]`` tensor (no gradient)."""
-    return (top_row_means(scores, valid, gains, weight.shape[-1], tau) * weight).sum(-1)
+    if not scores.shape[-1]:  # no item, no rank: a DCG of 0 (and the scores' empty gradient)
+        return scores.sum(-1)
+    tau = _on(tau, scores).detach().expand(scores.shape[0], 1)
+    return TopRowMeans.apply(scores, valid, gains, tau, weight.shape[-1], weight)[0]
