@@ -4,12 +4,18 @@
     python examples/train_from_clicks.py --seeds 0 1 2            # the table of examples/README.md
     python examples/train_from_clicks.py --data MQ2008/Fold1      # a LETOR or LightGBM fold folder
 
+``--data`` names a fold folder, or a fold inside the LETOR data folder (``--letor-dir``, else the
+environment variable ``TORCH_NDCG_LETOR``, else ``../shared/data/letor`` next to the repository):
+as a folder there, or inside one of its ``.tar.gz`` archives (read into a temporary folder, never
+into the repository).
+
 1. A *full-information* ranker is trained on every training label (the chosen loss, ``exp2``
    gains), the ceiling.
 2. A *logging* ranker is trained on a small share of the labelled training queries; its
    rankings of the training queries are what users see.
 3. ``--sessions`` sessions per training query are simulated with a position-based click model
-   (examination ``(1/rank)^η``, click probabilities ``ε⁻ + (ε⁺ − ε⁻)(2^y − 1)/(2^4 − 1)``). Each
+   (examination ``(1/rank)^η``, click probabilities ``ε⁻ + (ε⁺ − ε⁻)(2^y − 1)/(2^{y_max} − 1)``,
+   ``y_max`` the data's top grade: the largest training label, or ``--max-label``). Each
    session swaps the items at rank 1 and a random rank ``k`` with probability 1/2 (Joachims et al.
    2017's intervention), so the propensities can be *estimated* from these same clicks: the
    ratios of clicks at ranks ``k`` and 1 per ``k`` (``propensities_from_swaps``), smoothed by a
@@ -32,7 +38,10 @@ from __future__ import annotations
 import argparse
 import copy
 import math
+import os
 import sys
+import tarfile
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from train_ranker import MLPScorer  # noqa: E402
 
 CUTOFF = 10
-MAX_LABEL = 4
+DEFAULT_LETOR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "letor"
 # Each loss family as (the label loss, its IPS form on clicks).
 LOSSES = {
     "softmax": (lambda s, y, mask: tn.softmax_loss(s, y, mask=mask, gain="exp2"), ips_softmax_loss),
@@ -91,9 +100,14 @@ class ClickLog:
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--data", default="synthetic", help="'synthetic' or a LETOR / LightGBM fold folder")
+    parser.add_argument("--data", default="synthetic",
+                        help="'synthetic', a LETOR / LightGBM fold folder, or a fold under --letor-dir (MQ2008/Fold1)")
+    parser.add_argument("--letor-dir", default=None,
+                        help=f"the LETOR data folder (default: $TORCH_NDCG_LETOR, else {DEFAULT_LETOR})")
+    parser.add_argument("--max-label", type=float, default=None,
+                        help="the top grade y_max of the click model (default: the largest training label)")
     parser.add_argument("--queries", type=int, nargs=3, default=[600, 200, 200], metavar=("TRAIN", "VALI", "TEST"),
-                        help="synthetic set sizes (the validation split is not used)")
+                        help="synthetic set sizes")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="one row per seed, then the mean")
     parser.add_argument("--sessions", type=int, default=100, help="simulated sessions per training query")
     parser.add_argument("--eta", type=float, default=1.0, help="η of the position bias (1/rank)^η")
@@ -118,13 +132,32 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def fold_folder(name: str, letor: Path, scratch: str) -> Path:
+    """The folder of the fold ``name``: ``name`` itself or ``letor/name`` when either is a folder,
+    else its files extracted into ``scratch`` from the ``.tar.gz`` archive under ``letor`` that
+    holds them."""
+    for candidate in (Path(name), letor / name):
+        if candidate.is_dir():
+            return candidate
+    prefix = name.strip("/") + "/"
+    for archive in sorted(letor.glob("*.tar.gz")):
+        with tarfile.open(archive) as tar:
+            members = [m for m in tar.getmembers() if m.isfile() and m.name.startswith(prefix)
+                       and "/" not in m.name[len(prefix):]]  # fmt: skip
+            if members:
+                tar.extractall(scratch, members=members, filter="data")
+                return Path(scratch) / prefix
+    raise SystemExit(f"--data {name}: neither a folder nor a fold under {letor} (as a folder or in a .tar.gz); "
+                     f"give the folder, or the LETOR data folder with --letor-dir or TORCH_NDCG_LETOR")  # fmt: skip
+
+
 def load(args: argparse.Namespace, seed: int) -> tuple[RankingDataset, RankingDataset, RankingDataset]:
     """Train, validation and test splits; a fold without a validation file gives up a fifth of its
     training queries (drawn with ``seed``)."""
     if args.data == "synthetic":
         splits = synthetic_letor(tuple(args.queries), seed=seed)
     else:
-        splits = read_letor_fold(args.data)
+        splits = read_letor_fold(args.fold)
     if "vali" not in splits:
         train = splits["train"]
         order = torch.randperm(len(train), generator=torch.Generator().manual_seed(seed)).tolist()
@@ -135,7 +168,7 @@ def load(args: argparse.Namespace, seed: int) -> tuple[RankingDataset, RankingDa
 
 def test_ndcg(model: nn.Module, test: Padded) -> float:
     with torch.no_grad():
-        return tn.ndcg(model(test.features), test.relevance, CUTOFF, mask=test.mask, empty="skip").item()
+        return tn.ndcg(model(test.features), test.relevance, CUTOFF, mask=test.mask, gain="exp2", empty="skip").item()
 
 
 def fit(model: nn.Module, data: Padded, step, epochs: int, args: argparse.Namespace, seed: int,
@@ -170,7 +203,7 @@ def new_model(train: RankingDataset, args: argparse.Namespace, seed: int) -> MLP
     return MLPScorer(train.num_features, args.hidden, 0.0, *train.feature_stats())
 
 
-def simulate(scores: Tensor, data: Padded, args: argparse.Namespace, seed: int) -> ClickLog:
+def simulate(scores: Tensor, data: Padded, max_label: float, args: argparse.Namespace, seed: int) -> ClickLog:
     """``args.sessions`` PBM sessions of each training query on the logging ranker's ranking, each
     with rank 1 swapped with a random rank with probability 1/2."""
     generator = torch.Generator().manual_seed(seed)
@@ -181,7 +214,7 @@ def simulate(scores: Tensor, data: Padded, args: argparse.Namespace, seed: int) 
     mask = data.mask[:, None, :].expand(queries, sessions, width).reshape(-1, width)
     shown, partner = swap_intervention(ranks, max_rank=width, mask=mask, generator=generator)
     labels = data.relevance[:, None, :].expand(queries, sessions, width).reshape(-1, width)
-    target = pbm_clicks(labels, shown, eta=args.eta, noise=tuple(args.noise), max_label=MAX_LABEL, mask=mask,
+    target = pbm_clicks(labels, shown, eta=args.eta, noise=tuple(args.noise), max_label=max_label, mask=mask,
                         generator=generator)  # fmt: skip
     estimated = power_law(propensities_from_swaps(target.clicks, shown, partner, max_rank=width))
     view = (queries, sessions, width)
@@ -198,11 +231,20 @@ def power_law(ratios: Tensor) -> Tensor:
     return k.pow(-eta).to(torch.float32)
 
 
+def top_grade(args: argparse.Namespace, train: Padded) -> float:
+    """The click model's ``y_max``: ``--max-label``, else the largest training label (a set graded
+    0–2 must not be clicked as if 2 were the middle of a 0–4 scale)."""
+    if args.max_label is not None:
+        return args.max_label
+    return float(train.relevance[train.mask].max())
+
+
 def run(args: argparse.Namespace, seed: int) -> dict[str, float]:
     train_set, vali_set, test_set = load(args, seed)
     train, vali, test = Padded.of(train_set), Padded.of(vali_set), Padded.of(test_set)
     results: dict[str, float] = {}
     label_loss, ips_loss = LOSSES[args.loss]
+    max_label = top_grade(args, train)
 
     def labels_step(data: Padded):
         return lambda scores, rows: label_loss(scores, data.relevance[rows], data.mask[rows])
@@ -218,8 +260,8 @@ def run(args: argparse.Namespace, seed: int) -> dict[str, float]:
     results[f"logging ranker ({share} labelled queries)"] = test_ndcg(logger, test)
 
     with torch.no_grad():
-        log = simulate(logger(train.features), train, args, seed)
-        vali_log = simulate(logger(vali.features), vali, args, seed + 2)
+        log = simulate(logger(train.features), train, max_label, args, seed)
+        vali_log = simulate(logger(vali.features), vali, max_label, args, seed + 2)
     sessions, mask = log.clicks.shape[1], train.mask[:, None, :]
     every_vali = torch.arange(vali.mask.shape[0])
 
@@ -259,6 +301,7 @@ def run(args: argparse.Namespace, seed: int) -> dict[str, float]:
                select=clicks_select(dla.propensities))  # fmt: skip
     results["DLA (learnt propensities)"] = test_ndcg(dual, test)
     results["_eta_swaps"] = -math.log(float(estimated[1])) / math.log(2) if estimated.shape[0] > 1 else float("nan")
+    results["_max_label"] = max_label
     results["_eta_dla"] = -float(dla.logits.detach()[1] - dla.logits.detach()[0]) / math.log(2)
     return results
 
@@ -267,16 +310,20 @@ def main(argv: list[str] | None = None) -> dict:
     args = parse(argv)
     torch.set_num_threads(1)
     rows, started = [], time.perf_counter()
-    for seed in args.seeds:
-        begin = time.perf_counter()
-        rows.append(run(args, seed))
-        print(f"seed {seed}: {time.perf_counter() - begin:.0f} s; estimated η: swaps {rows[-1]['_eta_swaps']:.2f}, "
-              f"DLA (rank 2 vs 1) {rows[-1]['_eta_dla']:.2f}, true {args.eta}")  # fmt: skip
+    with tempfile.TemporaryDirectory() as scratch:
+        if args.data != "synthetic":
+            letor = Path(args.letor_dir or os.environ.get("TORCH_NDCG_LETOR") or DEFAULT_LETOR)
+            args.fold = fold_folder(args.data, letor, scratch)
+        for seed in args.seeds:
+            begin = time.perf_counter()
+            rows.append(run(args, seed))
+            print(f"seed {seed}: {time.perf_counter() - begin:.0f} s; estimated η: swaps {rows[-1]['_eta_swaps']:.2f}, "
+                  f"DLA (rank 2 vs 1) {rows[-1]['_eta_dla']:.2f}, true {args.eta}")  # fmt: skip
     names = [name for name in rows[0] if not name.startswith("_")]
     full = [row[names[0]] for row in rows]
     print(f"\ntest NDCG@{CUTOFF} on the true labels (exp2 gain, queries without a relevant item skipped); "
-          f"clicks: PBM η={args.eta}, ε⁻={args.noise[0]}, ε⁺={args.noise[1]}, {args.sessions} sessions per "
-          f"training query; data: {args.data}")  # fmt: skip
+          f"clicks: PBM η={args.eta}, ε⁻={args.noise[0]}, ε⁺={args.noise[1]}, y_max={rows[0]['_max_label']:g}, "
+          f"{args.sessions} sessions per training query; data: {args.data}")  # fmt: skip
     header = ["ranker", *[f"seed {s}" for s in args.seeds], "mean", "% of full information"]
     print("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
     summary = {}

@@ -6,7 +6,7 @@ import torch
 
 import torch_ndcg as tn
 from torch_ndcg.clicks import Clicks, ips_approx_ndcg_loss, ips_dcg, ips_lambda_loss, ips_ndcg, ips_neural_ndcg_loss
-from torch_ndcg.clicks import ips_softmax_loss, pbm_clicks
+from torch_ndcg.clicks import cascade_clicks, ips_softmax_loss, pbm_clicks
 
 LOSSES = {
     ips_softmax_loss: (tn.softmax_loss, lambda w, mask: w.masked_fill(~mask, 0).sum(-1)),
@@ -141,3 +141,42 @@ def test_compiles_to_the_eager_values(dynamic):
         compiled = torch.compile(loss, dynamic=dynamic, fullgraph=False)
         torch.testing.assert_close(compiled(scores, target, mask=mask, validate=False),
                                    loss(scores, target, mask=mask, validate=False))
+
+
+def test_ips_lambda_loss_estimates_the_sum_of_single_item_losses_not_its_label_twin():
+    # Cascade clicks (one per list): the mean IPS LambdaLoss over sessions is Σᵢ γᵢ·lambda_loss(s, eᵢ),
+    # which is far from the twin IDCG_γ · lambda_loss(s, γ). Labels ≤ 3: every item has a propensity > 0.
+    sessions = 200_000
+    labels, ranks = torch.tensor([1, 3, 0, 2, 3, 0]), torch.tensor([3, 1, 5, 2, 4, 6])
+    scores = torch.tensor([0.3, -0.5, 1.2, 0.1, -1.0, 0.4], dtype=torch.float64)
+    logged = cascade_clicks(labels.expand(sessions, 6), ranks.expand(sessions, 6), generator=torch.Generator().manual_seed(0))
+    target = Clicks(logged.clicks.double(), logged.propensities.double())
+    values = ips_lambda_loss(scores.expand(sessions, 6), target, empty="zero", reduction="none")
+    mean, error = values.mean(), values.std() / sessions**0.5
+    gamma = 0.1 + 0.9 * (2.0 ** labels.double() - 1) / 15
+    alone = torch.eye(6, dtype=torch.float64)
+    estimated = sum(gamma[i] * tn.lambda_loss(scores[None], alone[i][None]) for i in range(6))
+    twin = tn.idcg(gamma[None], gain="linear") * tn.lambda_loss(scores[None], gamma[None], gain="linear")
+    assert abs(mean - estimated) < 4 * error
+    assert abs(mean - twin) > 50 * error
+
+
+@pytest.mark.parametrize("loss", [*LOSSES, ips_dcg, ips_ndcg])
+def test_masked_items_are_ignored_in_both_layouts(loss):
+    scores, target, mask = batch()
+    # Values no real item may hold, at the masked items only: a negative click, a zero propensity.
+    clicks = target.clicks.masked_fill(~mask, -1.0)
+    propensities = target.propensities.masked_fill(~mask, 0.0)
+    dirty = Clicks(clicks, propensities)
+    dense = loss(scores, dirty, mask=mask, reduction="sum")
+    torch.testing.assert_close(dense, loss(scores, target, mask=mask, reduction="sum"))
+    flat = loss(scores.reshape(-1), Clicks(clicks.reshape(-1), propensities.reshape(-1)), mask=mask.reshape(-1),
+                indexes=torch.arange(5).repeat_interleave(7), reduction="sum")  # fmt: skip
+    torch.testing.assert_close(flat, dense)
+
+
+@pytest.mark.parametrize("loss", [*LOSSES, ips_dcg])
+def test_an_infinite_clip_is_refused_naming_it(loss):
+    scores, target, _ = batch()
+    with pytest.raises(ValueError, match="clip"):
+        loss(scores, target, clip=float("inf"))

@@ -106,3 +106,51 @@ def test_logged_ranks_dense_and_flat():
 def test_bad_inputs_are_named(call, error):
     with pytest.raises(error):
         call()
+
+
+@pytest.mark.parametrize("ranks", [[1, 1, 3, 4], [1, 2, 3, 6], [0, 1, 2, 3]])
+def test_pbm_refuses_ranks_that_are_not_a_ranking_as_its_siblings_do(ranks):
+    labels, shown = torch.tensor([[1, 2, 3, 0]]), torch.tensor([ranks])
+    with pytest.raises(ValueError, match="ranks"):
+        pbm_clicks(labels, shown)
+    with pytest.raises(ValueError, match="ranks"):
+        pbm_clicks(labels.reshape(-1), shown.reshape(-1), indexes=torch.zeros(4, dtype=torch.long))
+
+
+@pytest.mark.parametrize("model", [pbm_clicks, cascade_clicks, dcm_clicks])
+@pytest.mark.parametrize("max_label", [float("inf"), float("nan"), 0.0])
+def test_a_top_grade_that_is_not_a_finite_positive_number_is_refused_naming_it(model, max_label):
+    with pytest.raises(ValueError, match="max_label"):
+        model(torch.tensor([[1, 0]]), torch.tensor([[1, 2]]), max_label=max_label)
+
+
+@pytest.mark.parametrize("model", [pbm_clicks, cascade_clicks])
+def test_a_large_top_grade_clicks_by_the_formula_without_overflow(model):
+    # (2^y − 1)/(2^2000 − 1) is 1 at y = 2000, about 1/2 at 1999 and about 0 at 1000.
+    sessions = 40_000
+    labels = torch.tensor([1999.0, 1000.0, 2000.0]).expand(sessions, 3)
+    ranks = torch.tensor([1, 2, 3]).expand(sessions, 3)
+    options = {"eta": 0.0} if model is pbm_clicks else {}
+    clicks = model(labels, ranks, noise=(0.0, 1.0), max_label=2000, generator=torch.Generator().manual_seed(0), **options).clicks
+    assert abs(clicks[:, 0].mean().item() - 0.5) < 3 * 0.5 / sessions**0.5
+    assert clicks[:, 1].sum() == 0
+    if model is pbm_clicks:
+        assert clicks[:, 2].all()
+
+
+def test_logged_ranks_put_padding_after_a_real_item_scored_minus_infinity():
+    # The padding comes before the −inf item in index order: a tie at −inf would rank it first.
+    scores = torch.tensor([[0.2, 0.5, -torch.inf, 9.0]])
+    mask = torch.tensor([[True, False, True, True]])
+    assert logged_ranks(scores, mask=mask).tolist() == [[2, 4, 3, 1]]
+    flat = logged_ranks(scores.reshape(-1), mask=mask.reshape(-1), indexes=torch.zeros(4, dtype=torch.long))
+    assert flat.tolist() == [2, 4, 3, 1]
+
+
+def test_logged_ranks_refuse_nan_scores_at_real_items_only():
+    with pytest.raises(ValueError, match="scores"):
+        logged_ranks(torch.tensor([[0.2, torch.nan, 0.5]]))
+    with pytest.raises(ValueError, match="scores"):
+        logged_ranks(torch.tensor([0.2, torch.nan, 0.5]), indexes=torch.tensor([0, 0, 1]))
+    padded = logged_ranks(torch.tensor([[0.2, torch.nan, 0.5]]), mask=torch.tensor([[True, False, True]]))
+    assert padded.tolist() == [[2, 3, 1]]

@@ -158,3 +158,17 @@ def test_bad_options_are_named(tmp_path):
         splits.relevance("test", torch.tensor([0]), values="graded")
     with pytest.raises(ValueError, match="batch_size must be"):
         next(splits.batches("test", 0))
+
+
+@pytest.mark.parametrize("field", ["users", "items"])
+def test_from_arrays_refuses_ids_that_collide_as_text(field):
+    ids = {"users": [1, "1", 2], "items": ["a", "b", "c"]}
+    if field == "items":
+        ids = {"users": [1, 2, 3], "items": [7, "7", 8]}
+    with pytest.raises(ValueError, match=rf"^{field} holds the ids .* which read the same as text"):
+        Interactions.from_arrays(**ids)
+
+
+def test_from_arrays_keeps_one_id_given_as_python_and_numpy_ints():
+    log = Interactions.from_arrays(users=[1, np.int64(1), 2], items=["a", "b", "a"])
+    assert log.n_users == 2 and log.user_ids == ["1", "2"]

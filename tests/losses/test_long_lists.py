@@ -8,7 +8,9 @@ temperature, by gradcheck, and for memory that follows ``n``.
 
 from __future__ import annotations
 
+import inspect
 import math
+import re
 
 import pytest
 import torch
@@ -204,11 +206,12 @@ def test_neuralsort_module_equals_the_function():
     assert "temperature=0.3" in repr(criterion)
 
 
-@pytest.mark.parametrize("temperature", [0, -1.0, "hot", float("nan"), True])
+@pytest.mark.parametrize("temperature", [0, -1.0, "hot", float("nan"), True, math.inf, -math.inf])
 def test_a_bad_temperature_is_refused_by_name(temperature):
-    with pytest.raises(ValueError, match="temperature"):
+    refusal = '^temperature must be a finite number > 0 or "auto"'
+    with pytest.raises(ValueError, match=refusal):
         tn.neuralsort_ndcg_loss(torch.randn(2, 5), labels(2, 5), temperature=temperature)
-    with pytest.raises(ValueError, match="temperature"):
+    with pytest.raises(ValueError, match=refusal):
         tn.NeuralSortNDCGLoss(temperature=temperature)
 
 
@@ -224,6 +227,105 @@ def test_neuralsort_empty_lists_follow_empty():
     assert torch.isnan(values[1]) and not torch.isnan(values[[0, 2]]).any()
     tn.neuralsort_ndcg_loss(scores, relevance, k=3).backward()
     assert torch.all(scores.grad[1] == 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.float64])
+@pytest.mark.parametrize("level", [0.0, 0.3, -2.5e3])
+def test_auto_temperature_gives_tied_scores_the_gradient_at_unit_spread(dtype, level):
+    """A zero-initialised model ties every score: τ = √n (the rule at unit spread), so the
+    gradient is finite and of ordinary size in every dtype, and the same at any common level."""
+    relevance = labels(2, 50)
+    scores = torch.full((2, 50), level, dtype=dtype)
+    value, grad = with_grad(tn.neuralsort_ndcg_loss, scores, relevance, k=10)
+    expected, expected_grad = with_grad(tn.neuralsort_ndcg_loss, torch.zeros(2, 50, dtype=torch.float64), relevance,
+                                        k=10, temperature=math.sqrt(50))  # fmt: skip
+    assert grad.dtype == dtype and torch.isfinite(grad).all()
+    assert 0 < float(grad.abs().max()) < 1
+    torch.testing.assert_close(value.double(), expected, atol=1e-3, rtol=0)
+    torch.testing.assert_close(grad.double(), expected_grad, atol=1e-3, rtol=1e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_auto_temperature_gives_the_same_relaxation_at_every_finite_scale(dtype):
+    """scores × c, c from 1e-30 to 1e30 (1e-300 to 1e300 in float64): the same value, and the
+    gradient × c the same, where today's variance overflows or underflows in float32."""
+    scores = torch.randn(2, 50, dtype=torch.float64, generator=torch.Generator().manual_seed(20))
+    relevance = labels(2, 50)
+    value, grad = with_grad(tn.neuralsort_ndcg_loss, scores.to(dtype), relevance, k=10, reduction="none")
+    exponents = range(-30, 31, 5) if dtype == torch.float32 else range(-300, 301, 50)
+    for exponent in exponents:
+        c = 3.0 * 10.0**exponent  # not a power of two: the inputs round
+        scaled_value, scaled_grad = with_grad(tn.neuralsort_ndcg_loss, (scores * c).to(dtype), relevance, k=10,
+                                              reduction="none")  # fmt: skip
+        torch.testing.assert_close(scaled_value, value, atol=1e-5, rtol=0, msg=f"c = {c}")
+        torch.testing.assert_close(scaled_grad.double() * c, grad.double(), atol=1e-5, rtol=1e-3, msg=f"c = {c}")
+
+
+@pytest.mark.parametrize("temperature", ["auto", 1000.0])
+@pytest.mark.parametrize("offset", [2.0**25, 2.0**30, -(2.0**40)])
+def test_neuralsort_padding_sits_below_large_float32_scores(temperature, offset):
+    """Padding sorts strictly below the lowest real score even where ``low − 1 == low``: masked
+    and ``indexes=`` gradients equal the unpadded lists'."""
+    generator = torch.Generator().manual_seed(21)
+    real = (torch.randn(2, 6, dtype=torch.float64, generator=generator) * 1000 + offset).float()
+    relevance = torch.tensor([[1, 0, 2, 0, 1, 0], [0, 2, 1, 1, 0, 0]])
+    # The lowest real items (of the lists of 6 and of the list of 4 below) have gradients to get wrong.
+    relevance[[0, 1, 1], [real[0].argmin(), real[1].argmin(), real[1, :4].argmin()]] = 3
+    options = dict(k=3, temperature=temperature, reduction="none")
+    _, expected = with_grad(tn.neuralsort_ndcg_loss, real, relevance, **options)
+    padded = torch.cat([real, torch.zeros(2, 3)], -1)
+    mask = torch.cat([torch.ones(2, 6, dtype=torch.bool), torch.zeros(2, 3, dtype=torch.bool)], -1)
+    _, grad = with_grad(tn.neuralsort_ndcg_loss, padded, torch.cat([relevance, torch.zeros_like(relevance[:, :3])], -1),
+                        mask=mask, **options)  # fmt: skip
+    close = dict(atol=1e-12, rtol=1e-4)  # the gradients of low items are small: compare relatively
+    torch.testing.assert_close(grad[:, :6], expected, **close)
+    # uneven queries through indexes=: the shorter list is padded in the grouped layout
+    ids = torch.tensor([0] * 6 + [1] * 4)
+    flat, flat_relevance = torch.cat([real[0], real[1, :4]]), torch.cat([relevance[0], relevance[1, :4]])
+    _, flat_grad = with_grad(tn.neuralsort_ndcg_loss, flat, flat_relevance, indexes=ids, **options)
+    _, short = with_grad(tn.neuralsort_ndcg_loss, real[1:, :4], relevance[1:, :4], **options)
+    torch.testing.assert_close(flat_grad[:6], expected[0], **close)
+    torch.testing.assert_close(flat_grad[6:], short[0], **close)
+
+
+def test_a_temperature_beyond_the_scores_dtype_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"^temperature must be finite in torch.float32"):
+        tn.neuralsort_ndcg_loss(torch.randn(2, 5), labels(2, 5), temperature=1e39)
+    with pytest.raises(ValueError, match=r"^temperature must be finite in torch.float32"):
+        tn.NeuralSortNDCGLoss(temperature=1e39)(torch.randn(2, 5), labels(2, 5))
+    wide = torch.randn(2, 5, dtype=torch.float64)
+    assert torch.isfinite(tn.neuralsort_ndcg_loss(wide, labels(2, 5), temperature=1e39))
+
+
+def test_neuralsort_numerical_failure_advises_options_it_takes():
+    """The advice of the NaN check names only keywords the failing function accepts."""
+    scores = torch.randn(2, 20, dtype=torch.float64, generator=torch.Generator().manual_seed(22))
+    with pytest.raises(ValueError, match="numerical failure") as failure:
+        tn.neuralsort_ndcg_loss(scores, labels(2, 20), k=5, temperature=1e-320)
+    advice = failure.value.args[0].split(";", 1)[1]
+    assert "temperature" in advice
+    keywords = set(re.findall(r"(\w+)=", advice))
+    assert keywords <= set(inspect.signature(tn.neuralsort_ndcg_loss).parameters), keywords
+
+
+def test_neuralsort_gradient_in_relevance_is_the_full_one():
+    """Soft labels with grad: finite differences agree (the DCG's term, not only the IDCG's)."""
+    generator = torch.Generator().manual_seed(23)
+    scores = torch.randn(2, 9, dtype=torch.float64, generator=generator)
+    relevance = torch.rand(2, 9, dtype=torch.float64, generator=generator).requires_grad_(True)
+    mask = torch.tensor([[True] * 9, [True] * 6 + [False] * 3])
+    for temperature in ("auto", 0.5):
+        assert torch.autograd.gradcheck(
+            lambda r, t=temperature: tn.neuralsort_ndcg_loss(scores, r, k=4, mask=mask, temperature=t), (relevance,)
+        )
+    assert torch.autograd.gradgradcheck(
+        lambda r: tn.neuralsort_ndcg_loss(scores, r, k=4, mask=mask, temperature=0.5), (relevance,)
+    )
+    loss = lambda r: tn.neuralsort_ndcg_loss(scores, r, k=4, mask=mask)  # noqa: E731
+    (expected,) = torch.autograd.grad(loss(relevance), relevance)
+    torch.testing.assert_close(torch.func.grad(loss)(relevance.detach()), expected)
+    compiled = torch.compile(loss, fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(torch.autograd.grad(compiled(relevance), relevance)[0], expected)
 
 
 # --- ApproxNDCG, impl="sorted" -----------------------------------------------------------------
@@ -292,6 +394,16 @@ def test_sorted_approx_indexes_equal_the_padded_call():
         tn.approx_ndcg(scores, relevance, 5, indexes=ids, impl="sorted", temperature=0.3, reduction="none"),
         tn.approx_ndcg(scores, relevance, 5, indexes=ids, impl="dense", temperature=0.3, reduction="none"),
     )
+
+
+@pytest.mark.parametrize("impl", ["dense", "streaming", "sorted", "auto"])
+def test_approx_at_a_temperature_near_float64s_largest_gives_a_value(impl):
+    """The sorted path's candidate count 2(k + 40τ) is inf there: every item is a candidate."""
+    scores, relevance = torch.randn(2, 50, generator=torch.Generator().manual_seed(24)), labels(2, 50)
+    value = tn.approx_ndcg_loss(scores, relevance, k=10, temperature=5e306, impl=impl)
+    expected = tn.approx_ndcg_loss(scores, relevance, k=10, temperature=1e30, impl="dense")  # σ = ½ already
+    torch.testing.assert_close(value, expected)
+    assert approximate_ranks.candidates(50, 10, 5e306) == 50
 
 
 def test_auto_picks_sorted_where_backends_says_and_why(monkeypatch):

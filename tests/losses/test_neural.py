@@ -135,3 +135,18 @@ def test_log_scores_perturbs_the_log_of_the_shifted_scores_as_allrank_does():
     assert "log_scores" in inspect.signature(tn.neural_ndcg_loss).parameters
     loss = tn.neural_ndcg_loss(scores, relevance, log_scores=True, generator=torch.Generator().manual_seed(1), **options)
     torch.testing.assert_close(loss, 1 - got)
+
+
+def test_dense_gives_the_full_gradient_in_relevance_and_the_other_paths_refuse_it():
+    """A relevance that requires grad: the dense path's gradient agrees with finite differences;
+    kernel, streaming and auto (kernel here), which differentiate in scores only, refuse it by name."""
+    generator = torch.Generator().manual_seed(3)
+    scores = torch.randn(2, 7, dtype=torch.float64, generator=generator)
+    relevance = torch.rand(2, 7, dtype=torch.float64, generator=generator).requires_grad_(True)
+    assert torch.autograd.gradcheck(lambda r: tn.neural_ndcg_loss(scores, r, k=3, impl="dense"), (relevance,))
+    for impl in ("kernel", "streaming", "auto"):
+        with pytest.raises(ValueError, match=r"^relevance requires grad, but impl="):
+            tn.neural_ndcg_loss(scores, relevance, k=3, impl=impl)
+        with pytest.raises(ValueError, match=r"^relevance requires grad"):
+            tn.neural_ndcg_loss(scores.flatten(), relevance.flatten(), indexes=torch.arange(14) // 7, impl=impl)
+    tn.neural_ndcg_loss(scores, relevance.detach(), k=3, impl="kernel")  # without grad: as before

@@ -225,8 +225,8 @@ _GAIN = {"gain": st.sampled_from(["linear", "exp2", "cubic"])}
 _NDCG = {**_GAIN, "discount": st.sampled_from(["log2", "ln"])}
 _IMPL = {"impl": st.sampled_from(["auto", "dense", "streaming", "gpu"])}
 _APPROX_IMPL = {"impl": st.sampled_from(["auto", "dense", "streaming", "sorted", "gpu"])}
-_POSITIVE = st.sampled_from([1.0, 0.1, 0.0, -1.0, float("nan"), "1"])
-_SCALED = st.sampled_from(["auto", 1.0, 0.1, 0.0, -1.0, float("nan"), "1", "Auto"])
+_POSITIVE = st.sampled_from([1.0, 0.1, 0.0, -1.0, float("nan"), float("inf"), "1"])
+_SCALED = st.sampled_from(["auto", 1.0, 0.1, 0.0, -1.0, float("nan"), float("inf"), "1", "Auto"])
 _STOCHASTIC = {"stochastic": st.booleans(), "log_scores": st.sampled_from([False, True, 1])}
 
 # name: (function, module class or None, whether it takes k, its own option strategies)

@@ -130,8 +130,8 @@ def test_distillation_near_the_float_maximum_gives_the_float64_value(name, teach
         assert narrow == pytest.approx(wide, rel=1e-4, abs=1e-4)
 
 
-MODULES = [tn.NeuralNDCGLoss, tn.ApproxNDCGLoss, tn.LambdaLoss, tn.RankNetLoss, tn.PairwiseHingeLoss,
-           tn.DistillListNetLoss, tn.DistillRankNetLoss, tn.AdrMSELoss]  # fmt: skip
+MODULES = [tn.NeuralNDCGLoss, tn.ApproxNDCGLoss, tn.NeuralSortNDCGLoss, tn.LambdaLoss, tn.RankNetLoss,
+           tn.PairwiseHingeLoss, tn.DistillListNetLoss, tn.DistillRankNetLoss, tn.AdrMSELoss]  # fmt: skip
 NUMERIC = ("temperature", "beta", "sigma", "margin", "mu", "tol")
 
 

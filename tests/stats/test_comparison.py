@@ -2,13 +2,24 @@
 
 import io
 import json
+import shutil
 from contextlib import redirect_stdout
 
 import numpy as np
 import pytest
 import torch
 
-from torch_ndcg.stats import compare, from_json, holm, paired_t_test, to_json, to_latex, to_markdown
+from torch_ndcg.stats import (
+    compare,
+    from_json,
+    holm,
+    paired_t_test,
+    randomisation_test,
+    to_json,
+    to_latex,
+    to_markdown,
+    wilcoxon_test,
+)
 from torch_ndcg.trec.__main__ import main
 
 DATA = "tests/trec/data"
@@ -123,3 +134,120 @@ def test_cli_json_report_reads_back(tmp_path):
 def test_cli_refuses_runs_on_other_queries():
     with pytest.raises(SystemExit):
         _cli("-m", "map", f"{DATA}/qrels.test", f"{DATA}/results.test", f"{DATA}/results.trunc", "--compare", "md")
+
+
+def test_compare_refuses_query_ids_that_collide_as_text_naming_them():
+    with pytest.raises(ValueError, match=r"1 and '1', which read the same as text"):
+        compare({"A": {1: 0.5, "1": 0.7, "q2": 0.1}, "B": {"1": 0.4, "q2": 0.3, "q3": 0.2}})
+    ids = [1, "1", 2]
+    with pytest.raises(ValueError, match=r"1 and '1', which read the same as text"):
+        compare({"A": (ids, [0.5, 0.7, 0.1]), "B": (ids, [0.4, 0.3, 0.2])})
+
+
+def test_compare_refuses_system_names_that_collide_as_text():
+    with pytest.raises(ValueError, match=r"system names 1 and '1'"):
+        compare({1: {"q1": 0.5, "q2": 0.7}, "1": {"q1": 0.4, "q2": 0.3}, "B": {"q1": 0.1, "q2": 0.2}})
+
+
+def test_compare_names_the_system_measure_and_query_of_a_non_finite_value():
+    systems = _systems(systems=2, queries=5)
+    systems["sys1"]["q3"] = float("nan")
+    with pytest.raises(ValueError, match=r"system 'sys1', measure 'ndcg', query 'q3'.*empty='skip'"):
+        compare(systems, measures=["ndcg"])
+
+
+def test_compare_of_several_cutoffs_per_query_says_to_pick_a_column():
+    ids = torch.tensor([1, 2, 3])
+    values = torch.rand(3, 2, dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"\[Q, C\]: one column per cutoff.*values\[:, c\]"):
+        compare({"A": (ids, values), "B": (ids, values.flip(0))})
+
+
+@pytest.mark.parametrize("test", ["t-test", "wilcoxon", "randomisation"])
+def test_json_keeps_the_raw_p_and_the_statistic(test):
+    result = compare(_systems(systems=3, queries=12), test=test, correction="bonferroni", seed=1)
+    table = result.values[0]
+    direct = {"t-test": paired_t_test, "wilcoxon": lambda a, b: wilcoxon_test(a, b, zero_method="pratt"),
+              "randomisation": lambda a, b: randomisation_test(a, b, generator=torch.Generator().manual_seed(1))}[test]
+    expected = direct(table[0], table[2])
+    assert float(result.raw_pvalues[0, 0, 2]) == pytest.approx(float(expected.pvalue), rel=1e-12)
+    assert float(result.statistics[0, 0, 2]) == pytest.approx(float(expected.statistic), rel=1e-12)
+    assert float(result.statistics[0, 2, 0]) == pytest.approx(float(expected.statistic) * (1 if test == "wilcoxon"
+                                                                                          else -1), rel=1e-12)
+    payload = json.loads(to_json(result))
+    assert payload["raw_pvalues"][0][0][2] == float(result.raw_pvalues[0, 0, 2])
+    back = from_json(to_json(result))
+    for field in ("values", "pvalues", "raw_pvalues", "statistics", "effect_sizes"):
+        assert torch.equal(getattr(back, field).nan_to_num(-7), getattr(result, field).nan_to_num(-7)), field
+
+
+def test_from_json_validates_the_correction_on_read():
+    payload = json.loads(to_json(compare(_systems(systems=2, queries=4))))
+    payload["correction"] = "sidak"
+    with pytest.raises(ValueError, match=r"malformed comparison JSON: unknown correction 'sidak'"):
+        from_json(json.dumps(payload))
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("alpha", 2, "alpha must be a number in"), ("systems", ["a", "a"], "systems must be distinct"),
+    ("pvalues", None, "pvalues must lie in"), ("values", None, "values holds 1 NaN"),
+])
+def test_from_json_refuses_what_compare_cannot_give(key, value, message):
+    payload = json.loads(to_json(compare(_systems(systems=2, queries=4))))
+    if key == "pvalues":
+        payload[key][0][0][1] = 1.5
+    elif key == "values":
+        payload[key][0][0][1] = "nan"
+    else:
+        payload[key] = value
+    with pytest.raises(ValueError, match=message):
+        from_json(json.dumps(payload))
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", "", "results.json", "x" * 5000])
+def test_from_json_never_opens_text_as_a_path(text):
+    with pytest.raises(ValueError, match="not a JSON comparison|not a comparison written"):
+        from_json(text)
+
+
+def test_from_json_reads_text_and_files_with_a_byte_order_mark(tmp_path):
+    text = to_json(compare(_systems(systems=2, queries=4)))
+    assert from_json("\ufeff" + text).systems == ["sys0", "sys1"]
+    path = tmp_path / "report.json"
+    path.write_text("\ufeff" + text, encoding="utf-8")
+    assert from_json(path).systems == ["sys0", "sys1"]
+
+
+def test_from_json_reads_the_first_format_version_with_nan_raw_p():
+    payload = json.loads(to_json(compare(_systems(systems=2, queries=4))))
+    payload["version"] = 1
+    del payload["raw_pvalues"], payload["statistics"]
+    back = from_json(json.dumps(payload))
+    assert bool(back.raw_pvalues.isnan().all()) and back.pvalues.shape == (1, 2, 2)
+
+
+def test_latex_escapes_a_backslash_once():
+    result = compare({"a\\b": {"q1": 0.9, "q2": 0.8}, "c{d}": {"q1": 0.1, "q2": 0.3}})
+    latex = to_latex(result)
+    assert " & a\\textbackslash{}b & " in latex and " & c\\{d\\} & " in latex
+    assert "\\textbackslash\\{\\}" not in latex
+
+
+def test_cli_compare_names_runs_with_one_tag_and_one_file_name_apart(tmp_path):
+    paths = []
+    for folder in ("one", "two"):
+        (tmp_path / folder).mkdir()
+        paths.append(str(tmp_path / folder / "results.test"))
+        shutil.copy(f"{DATA}/results.test", paths[-1])
+    report = tmp_path / "report.json"
+    code, _ = _cli("-c", "-m", "map", f"{DATA}/qrels.test", *paths, f"{DATA}/results.trunc", "--compare", "json",
+                   "--compare-output", str(report))
+    assert code == 0
+    assert from_json(report).systems == [*paths, "results.trunc"]
+
+
+def test_cli_compare_refuses_one_run_file_given_twice(capsys):
+    path = f"{DATA}/results.test"
+    with pytest.raises(SystemExit):
+        _cli("-c", "-m", "map", f"{DATA}/qrels.test", path, path, "--compare", "md")
+    assert f"--compare needs distinct runs, but ['{path}'] were given more than once" in capsys.readouterr().err

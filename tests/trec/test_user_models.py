@@ -119,3 +119,10 @@ def test_err_equals_ir_measures_gdeval(tmp_path):
         assert column
         for q, value in column.items():
             assert ours[f"err_cut_{k}"][q] == pytest.approx(value, abs=5.0001e-6)  # gdeval prints 5 decimals
+
+
+def test_rbp_names_every_persistence_exactly(tmp_path):
+    _files(tmp_path, seed=2)
+    ours = _ours(tmp_path, ["rbp.0.95,0.951", "rbp.0.999", "rbp.0.5"])
+    assert set(ours) == {"rbp_0.50", "rbp_0.95", "rbp_0.951", "rbp_0.999"}
+    assert ours["rbp_0.95"] != ours["rbp_0.951"]

@@ -16,9 +16,9 @@ from .models import cascade_clicks, dcm_clicks, logged_ranks, pbm_clicks
 from .target import Clicks
 
 __all__ = ["Clicks", "cascade_clicks", "dcm_clicks", "logged_ranks", "pbm_clicks"]
-from .propensity import DualLearning, propensities_from_swaps, regression_em, swap_intervention
+from .propensity import DualLearning, EMNotConverged, propensities_from_swaps, regression_em, swap_intervention
 
-__all__ += ["DualLearning", "propensities_from_swaps", "regression_em", "swap_intervention"]
+__all__ += ["DualLearning", "EMNotConverged", "propensities_from_swaps", "regression_em", "swap_intervention"]
 from .losses import ips_approx_ndcg_loss, ips_lambda_loss, ips_neural_ndcg_loss, ips_softmax_loss
 
 __all__ += ["ips_approx_ndcg_loss", "ips_lambda_loss", "ips_neural_ndcg_loss", "ips_softmax_loss"]

@@ -22,8 +22,11 @@ value is multiplied back by that normaliser computed on ``w`` (the IDCG@k of ``w
   propensities, which bounds the variance a rare deep click adds.
 
 ``clip`` floors the propensities (weights at most ``1/clip``): less variance for some bias.
-LambdaLoss's pair weights :math:`|G_i - G_j|` are not linear in the labels: with one click per
-list its IPS form is unbiased; with several, pairs of two clicked items add a bias.
+LambdaLoss's pair weights :math:`|G_i - G_j|` are not linear in the labels, so its IPS form does
+not estimate its label twin on :math:`\gamma`: with at most one click per list it estimates
+:math:`\sum_i \gamma_i\,\ell(s, e_i)`, the LambdaLoss of each item alone relevant weighted by
+its click probability (see :func:`ips_lambda_loss`); with several clicks, pairs of two clicked
+items add a bias even to that.
 
 An unbiased loss given a label tensor, and a label loss given a :class:`Clicks`, is a TypeError.
 """
@@ -105,7 +108,7 @@ def _ips(
     check_flag("validate", validate)
     if isinstance(scores, Tensor) and clicks.clicks.shape != scores.shape:
         raise ValueError(f"target's clicks must have the shape of scores {tuple(scores.shape)}, got {tuple(clicks.clicks.shape)}")
-    weights = clicks.weights(clip=clip, mask=None if indexes is not None else mask, validate=validate)
+    weights = clicks.weights(clip=clip, mask=mask, validate=validate)
     if isinstance(scores, Tensor) and scores.is_floating_point():
         weights = weights.to(torch.promote_types(weights.dtype, scores.dtype))
     return _weighted(scores, weights, mask=mask, indexes=indexes, twin=twin,
@@ -247,7 +250,25 @@ def ips_lambda_loss(
     r"""IPS LambdaLoss: :func:`torch_ndcg.lambda_loss` on ``w`` (its ``G_i = w_i / \mathrm{IDCG@k}_w``),
     times :math:`\mathrm{IDCG@k}_w` unless ``self_normalised``, so that a pair of a clicked item
     ``i`` over an unclicked one weighs :math:`w_i` (the propensity-weighted pairs of Joachims et
-    al. 2017 and Wang et al. 2018). Unbiased with at most one click per list (see the module).
+    al. 2017 and Wang et al. 2018).
+
+    What it estimates: with at most one click per list (the cascade model, say) the loss of a
+    list whose click is at item ``c`` is :math:`w_c\,\ell(s, e_c)`, where
+    :math:`\ell(s, e_i)` is :func:`torch_ndcg.lambda_loss` with item ``i`` the only relevant one
+    (LambdaLoss does not change when its labels are scaled, and the IDCG@k of :math:`e_i` is the
+    discount of rank 1, which is 1 for the built-in discounts).
+    Its expectation is therefore
+
+    .. math:: E[L] = \sum_i \gamma_i\,\ell(s, e_i)
+
+    over the items with a propensity > 0 (:math:`\gamma_i` the click probability of item ``i``
+    once examined): a sum of single-item LambdaLosses, *not* the label twin on :math:`\gamma`
+    (:math:`\mathrm{IDCG@k}_\gamma\,\ell(s, \gamma)`, whose pair weights are
+    :math:`|\gamma_i - \gamma_j|`). Both are minimised by ranking the more attractive items
+    first, but their values and gradients differ. With several clicks per list, pairs of two
+    clicked items weigh :math:`|w_i - w_j|`, which is not linear in the clicks: the estimate is
+    biased even for that sum. Empty lists (no click) count as 0 in the expectation: average
+    with ``empty="zero"``.
 
     Label twin: :func:`torch_ndcg.lambda_loss`. Arguments as in :func:`ips_neural_ndcg_loss`;
     ``options``: LambdaLoss's ``weighting``, ``sigma``, ``mu`` and ``impl``.

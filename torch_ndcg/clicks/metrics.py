@@ -27,9 +27,9 @@ from ..validation import check_flag, names_arguments
 from .target import check_target
 
 
-def _weights(target: object, clip: float | None, indexes: Tensor | None, mask: Tensor | None, validate: bool) -> Tensor:
+def _weights(target: object, clip: float | None, mask: Tensor | None, validate: bool) -> Tensor:
     check_flag("validate", validate)
-    return check_target("target", target).weights(clip=clip, mask=None if indexes is not None else mask, validate=validate)
+    return check_target("target", target).weights(clip=clip, mask=mask, validate=validate)
 
 
 @names_arguments
@@ -65,7 +65,7 @@ def ips_dcg(
         >>> ips_dcg(torch.tensor([[0.0, 3.0, 1.0]]), target)  # w = 2 at rank 1
         tensor(2.)
     """
-    weights = _weights(target, clip, indexes, mask, validate)
+    weights = _weights(target, clip, mask, validate)
     return dcg(scores, weights, k, indexes=indexes, mask=mask, gain="linear", discount=discount, reduction=reduction,
                validate=validate, **options)  # fmt: skip
 
@@ -97,6 +97,6 @@ def ips_ndcg(
         >>> round(ips_ndcg(torch.tensor([[2.0, 1.0, 0.0]]), target).item(), 4)  # w = (1, 2, 0) ranked 1, 2
         0.8597
     """
-    weights = _weights(target, clip, indexes, mask, validate)
+    weights = _weights(target, clip, mask, validate)
     return ndcg(scores, weights, k, indexes=indexes, mask=mask, gain="linear", discount=discount, reduction=reduction,
                 validate=validate, **options)  # fmt: skip

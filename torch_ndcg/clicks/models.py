@@ -31,6 +31,7 @@ independent given the items above it, so ``clicks / propensities`` is unbiased f
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -129,9 +130,13 @@ def _items(relevance: Tensor, ranks: Tensor, mask: Tensor | None, indexes: Tenso
     return _Items(rows, valid, where, relevance.shape)
 
 
-def _attraction(items: _Items, noise: tuple[float, float], max_label: float) -> Tensor:
+def _attraction(relevance: Tensor, noise: tuple[float, float], max_label: float) -> Tensor:
+    r""":math:`\epsilon^- + (\epsilon^+ - \epsilon^-)(2^y - 1)/(2^{y_{\max}} - 1)`, written as
+    :math:`2^{y - y_{\max}} (1 - 2^{-y}) / (1 - 2^{-y_{\max}})` so that no power overflows at any
+    finite top grade."""
     low, high = noise
-    return low + (high - low) * (torch.exp2(items.relevance) - 1) / (2.0**max_label - 1)
+    fraction = torch.exp2(relevance - max_label) * -torch.expm1(-math.log(2) * relevance) / -math.expm1(-math.log(2) * max_label)
+    return low + (high - low) * fraction
 
 
 def _check_common(noise: object, max_label: object) -> tuple[float, float]:
@@ -139,8 +144,8 @@ def _check_common(noise: object, max_label: object) -> tuple[float, float]:
             or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in noise)
             or not 0 <= noise[0] <= noise[1] <= 1):  # fmt: skip
         raise ValueError(f"noise must be (ε⁻, ε⁺) with 0 ≤ ε⁻ ≤ ε⁺ ≤ 1, got {noise!r}")
-    if isinstance(max_label, bool) or not isinstance(max_label, (int, float)) or not max_label > 0:
-        raise ValueError(f"max_label must be a number > 0 (the top grade of the label scale), got {max_label!r}")
+    if isinstance(max_label, bool) or not isinstance(max_label, (int, float)) or not 0 < max_label < math.inf:
+        raise ValueError(f"max_label must be a finite number > 0 (the top grade of the label scale), got {max_label!r}")
     return float(noise[0]), float(noise[1])
 
 
@@ -201,18 +206,16 @@ def pbm_clicks(
     noise = _check_common(noise, max_label)
     if isinstance(eta, bool) or not isinstance(eta, (int, float)) or not eta >= 0:
         raise ValueError(f"eta must be a number ≥ 0, got {eta!r}")
-    # Items are independent under the PBM: no session order is needed, only each item's rank.
-    _check_inputs(relevance, ranks, mask, indexes, validate)
+    # Items are independent under the PBM: no session order is needed, only each item's rank; the
+    # sessions are put in rank order only to check the labels and that the ranks are a ranking.
+    if validate:
+        _items(relevance, ranks, mask, indexes, max_label, validate)
+    else:
+        _check_inputs(relevance, ranks, mask, indexes, validate)
     dtype = _dtype(relevance)
     real = torch.ones_like(ranks, dtype=torch.bool) if mask is None else mask
-    if validate and relevance.numel():
-        labels = torch.where(real, relevance.to(dtype), 0)
-        low, high = labels.aminmax()
-        if not (low >= 0 and high <= max_label) or bool(torch.where(real, ranks < 1, False).any()):
-            raise ValueError(f"relevance must be finite labels in [0, max_label={max_label}] and ranks ≥ 1 at real items")
     examined = torch.where(real, ranks.clamp(min=1).to(dtype).pow(-float(eta)), 1.0)
-    low, high = noise
-    attraction = low + (high - low) * (torch.exp2(relevance.to(dtype)) - 1) / (2.0**max_label - 1)
+    attraction = _attraction(relevance.to(dtype), noise, max_label)
     draws = _uniform(relevance.shape, relevance.device, generator)
     # One uniform decides both events: P(u < p·α) = p·α, the product of independent events.
     clicked = real & (draws < examined * attraction)
@@ -293,7 +296,7 @@ def _sequential(relevance: Tensor, ranks: Tensor, continuation: float | Tensor |
     stop happens above it (a segmented count), and its probability is a segmented product."""
     noise = _check_common(noise, max_label)
     items = _items(relevance, ranks, mask, indexes, max_label, validate)
-    alpha = _attraction(items, noise, max_label)
+    alpha = _attraction(items.relevance, noise, max_label)
     attracted = _uniform(alpha.shape, alpha.device, generator) < alpha
     if continuation is None:
         stops, stop_probability = attracted, alpha
@@ -314,7 +317,8 @@ def _sequential(relevance: Tensor, ranks: Tensor, continuation: float | Tensor |
 def logged_ranks(scores: Tensor, *, mask: Tensor | None = None, indexes: Tensor | None = None) -> Tensor:
     """The 1-based ranks ``[..., N]`` (or ``[T]`` with ``indexes=``) at which a logging ranker's
     ``scores`` show their items: by decreasing score, ties by index (the order of the first
-    appearance); padding gets ranks after the real items.
+    appearance); padding gets ranks after the real items (after a real item scored −inf too).
+    A NaN score at a real item is a ``ValueError``.
 
     Example:
         >>> import torch
@@ -326,14 +330,21 @@ def logged_ranks(scores: Tensor, *, mask: Tensor | None = None, indexes: Tensor 
     if not scores.is_floating_point():
         raise TypeError(f"scores must be a floating point tensor, got {scores.dtype}")
     check_mask(mask, scores.shape)
-    key = scores.detach() if mask is None else scores.detach().masked_fill(~mask, -torch.inf)
+    if indexes is not None:
+        check_ids("indexes", indexes)
+        check_same_shape("scores", scores, "indexes", indexes)
+    key = scores.detach()
+    nan = torch.isnan(key) if mask is None else torch.isnan(key) & mask
+    if bool(nan.any()):
+        raise ValueError("scores must not be NaN at real items: a NaN has no place in a ranking")
+    order = key.sort(dim=-1, descending=True, stable=True).indices
+    if mask is not None:
+        # Padding after every real item, a real item scored −inf included: a stable sort on the
+        # padding flag keeps the score order within each group.
+        order = order.gather(-1, (~mask).gather(-1, order).to(torch.uint8).sort(dim=-1, stable=True).indices)
     if indexes is None:
-        order = key.sort(dim=-1, descending=True, stable=True).indices
         return torch.empty_like(order).scatter_(-1, order, torch.arange(1, scores.shape[-1] + 1, device=scores.device).expand_as(order))
-    check_ids("indexes", indexes)
-    check_same_shape("scores", scores, "indexes", indexes)
-    by_score = key.sort(descending=True, stable=True).indices
-    order = by_score[torch.sort(indexes[by_score], stable=True).indices]  # by session, then score
+    order = order[torch.sort(indexes[order], stable=True).indices]  # by session, then padding, then score
     session = indexes[order]
     start = torch.ones_like(session, dtype=torch.bool)
     start[1:] = session[1:] != session[:-1]

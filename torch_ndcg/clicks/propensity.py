@@ -11,10 +11,23 @@ self-normalised).
 
 from __future__ import annotations
 
+import math
+import warnings
+
 import torch
 from torch import Tensor, nn
 
-from ..validation import check_flag, check_ids, check_mask, check_positive, check_same_shape, check_tensor
+from ..validation import caller_stacklevel, check_flag, check_ids, check_mask, check_positive, check_same_shape, check_tensor
+
+DEFAULT_EM_ITERATIONS = 10_000
+DEFAULT_EM_TOLERANCE = 1e-4
+# Iterations between two convergence checks of the EM (each check is one host read).
+_EM_CHECK_EVERY = 10
+
+
+class EMNotConverged(RuntimeWarning):
+    """:func:`regression_em` used its whole iteration budget before meeting its tolerance: the
+    estimates are still moving (raise ``iterations``, or vary the logged rankings more)."""
 
 
 def _check_log(clicks: Tensor, ranks: Tensor, max_rank: int) -> None:
@@ -22,6 +35,10 @@ def _check_log(clicks: Tensor, ranks: Tensor, max_rank: int) -> None:
     check_tensor("ranks", ranks)
     check_same_shape("clicks", clicks, "ranks", ranks)
     check_positive("max_rank", max_rank, integer=True)
+    _check_integer_ranks(ranks)
+
+
+def _check_integer_ranks(ranks: Tensor) -> None:
     if ranks.is_floating_point() or ranks.is_complex() or ranks.dtype == torch.bool:
         raise TypeError(f"ranks must be integer 1-based positions, got {ranks.dtype}")
 
@@ -50,6 +67,7 @@ def swap_intervention(
         ([2], True)
     """
     check_tensor("ranks", ranks)
+    _check_integer_ranks(ranks)
     check_positive("max_rank", max_rank, integer=True)
     if ranks.dim() != 2:
         raise ValueError(f"ranks must be [S, N] sessions, got shape {tuple(ranks.shape)}")
@@ -72,12 +90,17 @@ def propensities_from_swaps(clicks: Tensor, ranks: Tensor, partner: Tensor, *, m
     uniformly random order, so that the items at ranks 1 and ``k`` have the same click
     probability :math:`\bar\gamma_k` on average. Then the clicks at rank ``k`` over those at rank 1
     in the sessions of pair ``k`` estimate :math:`\theta_k \bar\gamma_k / (\theta_1 \bar\gamma_k)`,
-    without any model of relevance. A rank whose sessions have no click at rank 1 gets NaN.
+    without any model of relevance.
+
+    A rank that the sessions do not identify is NaN: one that is no session's ``k`` (deeper than
+    the lists, say), or whose sessions have no click at rank 1 (the ratio's denominator).
+    Sessions whose ``k`` is deeper than ``max_rank`` are left out: they say nothing of the ranks
+    estimated.
 
     Args:
         clicks: ``[S, N]`` clicks of the sessions.
         ranks: ``[S, N]`` the ranks shown (after the swap).
-        partner: ``[S]`` each session's ``k``.
+        partner: ``[S]`` each session's ``k`` (integers ≥ 1; ``1``: no swap, as for one item).
         max_rank: the deepest rank estimated.
 
     Example:
@@ -94,16 +117,21 @@ def propensities_from_swaps(clicks: Tensor, ranks: Tensor, partner: Tensor, *, m
     check_tensor("partner", partner)
     if clicks.dim() != 2 or partner.shape != clicks.shape[:1]:
         raise ValueError(f"clicks and ranks must be [S, N] and partner [S], got {tuple(clicks.shape)} and {tuple(partner.shape)}")
+    if partner.is_floating_point() or partner.is_complex() or partner.dtype == torch.bool:
+        raise TypeError(f"partner must be integer ranks k (as swap_intervention returns them), got {partner.dtype}")
+    if partner.numel() and int(partner.min()) < 1:
+        raise ValueError(f"partner must be ranks k ≥ 1, got {int(partner.min())}")
     c = clicks.double()
     top = (c * (ranks == 1)).sum(-1)
     at_k = (c * (ranks == partner[:, None])).sum(-1)
-    bins = max_rank + 1
+    # Bin max_rank + 1 collects the sessions of deeper partners, dropped below.
+    bins = max_rank + 2
     k = partner.long().clamp(max=bins - 1)
     top_sums = torch.zeros(bins, dtype=torch.float64, device=c.device).index_add_(0, k, top)
     k_sums = torch.zeros(bins, dtype=torch.float64, device=c.device).index_add_(0, k, at_k)
-    ratio = k_sums / top_sums
+    ratio = torch.where(top_sums > 0, k_sums / top_sums, torch.nan)
     ratio[1] = 1.0
-    return ratio[1:]
+    return ratio[1:-1]
 
 
 def regression_em(
@@ -113,7 +141,8 @@ def regression_em(
     *,
     max_rank: int,
     mask: Tensor | None = None,
-    iterations: int = 200,
+    iterations: int = DEFAULT_EM_ITERATIONS,
+    tolerance: float = DEFAULT_EM_TOLERANCE,
     relevance_model: object = None,
     validate: bool = True,
 ) -> Tensor:
@@ -132,18 +161,31 @@ def regression_em(
     regression, similar items) is shown at several ranks across sessions: a logging ranker whose
     rankings vary (over time, with noise) is needed; a fixed ranking identifies nothing.
 
+    Stopping: the EM converges linearly, slowly when the rankings vary little. Every few
+    iterations the change :math:`\Delta` of the estimates (largest relative change over the
+    ranks) and its rate :math:`\rho` (the ratio of two successive changes) give the distance
+    left to the fixed point, :math:`\Delta \rho / (1 - \rho)`; the EM stops once that and
+    :math:`\Delta` are below ``tolerance``. When ``iterations`` run out first, an :class:`EMNotConverged` warning says so
+    and the current estimates are returned.
+
+    A rank ``r ≤ max_rank`` at which no display is logged is not identified: its estimate is NaN.
+    Without a display at rank 1 nothing can be normalised to it: a ``ValueError``.
+
     Args:
         clicks: ``[..., N]`` clicks of the logged sessions (one session per list).
         ranks: ``[..., N]`` the ranks shown (1-based); displays deeper than ``max_rank`` are ignored.
-        items: ``[..., N]`` integer ids of the query–document pairs shown (the same id in every
-            session that shows the same item for the same query), from 0.
+        items: ``[..., N]`` integer ids ≥ 0 of the query–document pairs shown (the same id in
+            every session that shows the same item for the same query); any ids, however large
+            or sparse: the tables follow the distinct ids.
         max_rank: the deepest rank estimated.
         mask: ``True`` at real items.
-        iterations: EM iterations (default 200).
+        iterations: the most EM iterations (default 10,000).
+        tolerance: the estimated distance to the fixed point, relative to each estimate, at
+            which the EM stops (default 1e-4).
         relevance_model: ``None`` (one :math:`\gamma_d` per item) or a callable taking the
             ``[D]`` relevance posteriors and the ``[D]`` display counts and returning the fitted
-            ``[D]`` :math:`\gamma_d` in ``(0, 1)``.
-        validate: check that clicks are 0/1 (reads values).
+            ``[D]`` :math:`\gamma_d` in ``(0, 1)`` (``D`` distinct items, in increasing id order).
+        validate: check that clicks are 0/1 and real ranks ≥ 1 (reads values).
 
     Example:
         >>> import torch
@@ -160,25 +202,35 @@ def regression_em(
     check_same_shape("clicks", clicks, "items", items)
     check_mask(mask, clicks.shape)
     check_positive("iterations", iterations, integer=True)
+    check_positive("tolerance", tolerance)
     check_flag("validate", validate)
     if relevance_model is not None and not callable(relevance_model):
         raise TypeError(f"relevance_model must be None or a callable, got {type(relevance_model).__name__}")
-    keep = (ranks >= 1) & (ranks <= max_rank)
-    if mask is not None:
-        keep = keep & mask
-    c, r, d = clicks[keep].double(), ranks[keep].long() - 1, items[keep].long()
+    real = torch.ones_like(ranks, dtype=torch.bool) if mask is None else mask
+    keep = real & (ranks >= 1) & (ranks <= max_rank)
+    c, r, ids = clicks[keep].double(), ranks[keep].long() - 1, items[keep].long()
     if validate and not bool(((c == 0) | (c == 1)).all()):
         raise ValueError("clicks must be 0 or 1 for the EM estimate")
-    count = int(d.max()) + 1 if d.numel() else 0
+    if validate and bool((real & (ranks < 1)).any()):
+        raise ValueError("ranks must be 1-based positions (≥ 1) at real items")
+    if ids.numel() and int(ids.min()) < 0:
+        raise ValueError(f"items must be ids ≥ 0, got {int(ids.min())}")
+    # Tables over the distinct ids only: their count, not the largest id, sizes the memory.
+    distinct, d = torch.unique(ids, return_inverse=True)
+    count = distinct.shape[0]
     # The sufficient statistics: displays and clicks per (item, rank) cell.
     cell = d * max_rank + r
     shown = torch.bincount(cell, minlength=count * max_rank).view(count, max_rank).double()
     clicked = torch.bincount(cell, weights=c, minlength=count * max_rank).view(count, max_rank)
     unclicked = shown - clicked
     per_rank, per_item = shown.sum(0), shown.sum(1)
+    displayed = per_rank > 0
+    if not bool(displayed[0]):
+        raise ValueError("no display at rank 1 (within mask): propensities relative to rank 1 are not identified")
     theta = torch.full((max_rank,), 0.5, dtype=torch.float64, device=c.device)
     gamma = torch.full((count,), 0.5, dtype=torch.float64, device=c.device)
-    for _ in range(iterations):
+    previous, change = theta / theta[0], None
+    for step in range(1, iterations + 1):
         both = theta[None, :] * gamma[:, None]
         not_clicked = (1 - both).clamp(min=1e-12)
         examined = theta[None, :] * (1 - gamma[:, None]) / not_clicked
@@ -187,7 +239,22 @@ def regression_em(
         posterior = (clicked + unclicked * relevant).sum(1) / per_item.clamp(min=1)
         gamma = posterior if relevance_model is None else relevance_model(posterior, per_item)
         gamma = gamma.clamp(1e-6, 1 - 1e-6)
-    return theta / theta[0]
+        if step % _EM_CHECK_EVERY == 0:
+            current = theta / theta[0]
+            latest = float(((current - previous).abs() / current)[displayed].max())
+            # Both the last change and the distance it implies: early on the fast modes die out
+            # and a quick drop in the change would promise a fixed point the slow mode is far from.
+            if change is not None and latest < min(change, tolerance) and latest * latest / (change - latest) < tolerance:
+                break
+            previous, change = current, latest
+    else:
+        warnings.warn(
+            f"regression_em: {iterations} iterations ended before the estimates settled within tolerance={tolerance} "
+            f"(last change over {_EM_CHECK_EVERY} iterations: {'not measured' if change is None else f'{change:.3g}'}); "
+            f"raise iterations",
+            EMNotConverged, stacklevel=caller_stacklevel(),
+        )  # fmt: skip
+    return torch.where(displayed, theta / theta[0], torch.nan)
 
 
 class DualLearning(nn.Module):
@@ -252,17 +319,19 @@ class DualLearning(nn.Module):
         check_same_shape("scores", scores, "ranks", ranks)
         s = scores.detach()
         low = torch.finfo(s.dtype).min
-        if mask is not None:
-            s = s.masked_fill(~mask, low)
         first = s.gather(-1, (ranks == 1).long().argmax(-1, keepdim=True))
-        weight = (first - s).exp()
+        # The weights in log space: e^{s_(1) − s_i} overflows once the gap passes the dtype's
+        # exponent range, and only their ratios to the total reach the loss.
+        log_weight = first - s
         if self.max_weight is not None:
-            weight = weight.clamp(max=self.max_weight)
+            log_weight = log_weight.clamp(max=math.log(self.max_weight))
+        c = clicks.to(s.dtype)
+        clicked = c > 0 if mask is None else (c > 0) & mask
+        log_weight = torch.where(clicked, c.clamp(min=torch.finfo(s.dtype).tiny).log() + log_weight, -torch.inf)
+        top = log_weight.amax()
+        share = (log_weight - torch.where(torch.isfinite(top), top, 0.0)).exp()  # 0 where nothing is clicked
         logits = self._logits(ranks).to(s.dtype)
         if mask is not None:
             logits = logits.masked_fill(~mask, low)
-        c = clicks.to(s.dtype) * weight
-        if mask is not None:
-            c = c.masked_fill(~mask, 0.0)
-        total = c.sum()
-        return -(c * logits.log_softmax(-1)).sum() / total.clamp(min=torch.finfo(s.dtype).tiny)
+        log_probability = torch.where(clicked, logits.log_softmax(-1), 0.0)
+        return -(share * log_probability).sum() / share.sum().clamp(min=torch.finfo(s.dtype).tiny)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ..validation import check_flag, check_same_device, check_same_shape, check_tensor
+from ..validation import check_flag, check_mask, check_same_device, check_same_shape, check_tensor
 
 
 @dataclass(frozen=True)
@@ -60,8 +60,10 @@ class Clicks:
         clicks are finite and ≥ 0 and that every clicked item's propensity is finite and > 0.
         """
         check_flag("validate", validate)
-        if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or not clip > 0):
-            raise ValueError(f"clip must be None or a propensity floor > 0, got {clip!r}")
+        check_mask(mask, self.clicks.shape)
+        if clip is not None and (isinstance(clip, bool) or not isinstance(clip, (int, float)) or not 0 < clip < math.inf):
+            # An infinite floor would turn every weight into 0: a loss of 0 that reads as a perfect fit.
+            raise ValueError(f"clip must be None or a finite propensity floor > 0, got {clip!r}")
         clicks = self.clicks.to(self.propensities.dtype)
         if mask is not None:
             clicks = torch.where(mask, clicks, torch.zeros((), dtype=clicks.dtype, device=clicks.device))

@@ -87,7 +87,10 @@ class Interactions:
         timestamps: Sequence[float] | np.ndarray | None = None,
     ) -> Interactions:
         """An interaction log from per-interaction user and item ids (any hashable ids), ratings
-        (default 1.0) and times (default: the position in the arrays)."""
+        (default 1.0) and times (default: the position in the arrays).
+
+        Ids are kept as text (``str(id)``); two different ids that read the same as text, such
+        as ``1`` and ``"1"``, are refused, naming them, rather than merged into one user or item."""
         m = len(users)
         if len(items) != m or m == 0:
             raise ValueError(f"users and items must be non-empty and of one length, got {m} and {len(items)}")
@@ -98,13 +101,10 @@ class Interactions:
                 raise ValueError(f"{name} must have one value per interaction ({m}), got shape {values.shape}")
             if not np.isfinite(values).all():
                 raise ValueError(f"{name} must be finite")
-        user_codes: dict[str, int] = {}
-        item_codes: dict[str, int] = {}
-        return cls.from_codes(
-            users=np.asarray([user_codes.setdefault(str(u), len(user_codes)) for u in users], dtype=np.int64),
-            items=np.asarray([item_codes.setdefault(str(i), len(item_codes)) for i in items], dtype=np.int64),
-            ratings=ratings, timestamps=timestamps, user_ids=list(user_codes), item_ids=list(item_codes),
-        )
+        user_codes, user_ids = _codes("users", users)
+        item_codes, item_ids = _codes("items", items)
+        return cls.from_codes(users=user_codes, items=item_codes, ratings=ratings, timestamps=timestamps,
+                              user_ids=user_ids, item_ids=item_ids)
 
     @classmethod
     def from_codes(
@@ -301,3 +301,22 @@ class CatalogueSplits:
         if len(users) and not (0 <= int(users.min()) and int(users.max()) < self.n_users):
             raise ValueError(f"user codes must be in [0, {self.n_users}), got {int(users.min())}..{int(users.max())}")
         return users.long()
+
+
+def _codes(name: str, ids: Sequence[object] | np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Per-interaction codes in first-appearance order and the text of each code's id; two unequal
+    ids with one text (``1`` and ``"1"``) are refused, naming them."""
+    codes: dict[str, int] = {}
+    originals: dict[str, object] = {}
+    out = np.empty(len(ids), dtype=np.int64)
+    for position, value in enumerate(ids):
+        text = str(value)
+        code = codes.setdefault(text, len(codes))
+        first = originals.setdefault(text, value)
+        # int 1 and numpy's int64(1) are one id in two types; "1" and 1 are two ids.
+        if type(first) is not type(value) and first != value:
+            raise ValueError(f"{name} holds the ids {first!r} and {value!r}, which read the same as text ({text!r}): "
+                             "give every id in one type")
+        out[position] = code
+    return out, list(codes)
+

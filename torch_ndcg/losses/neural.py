@@ -95,7 +95,9 @@ def neural_ndcg(
     tol: float | None = None,
     validate: bool = True,
 ) -> Tensor:
-    r"""Smooth NDCG@k of NeuralNDCG (Pobrotyn & Białobrzeski, 2021); differentiable in ``scores``.
+    r"""Smooth NDCG@k of NeuralNDCG (Pobrotyn & Białobrzeski, 2021); differentiable in ``scores``
+    (and, with ``impl="dense"``, in a ``relevance`` that requires grad, which the other paths
+    refuse).
 
     For the ``n`` real items of a list, NeuralSort (Grover et al., 2019) relaxes the sorting
     permutation to
@@ -164,6 +166,12 @@ def neural_ndcg(
         raise ValueError(f"tol (early stopping) needs impl='kernel' (or 'auto', which then runs it), got impl={impl!r}")
     # With tol only the kernel path has that contract, so "auto" runs it whatever the shape.
     impl = "kernel" if tol is not None else common.resolve_impl(impl, lists, kernel=True)
+    if impl != "dense" and lists.gains.requires_grad:
+        raise ValueError(
+            f"relevance requires grad, but impl={impl!r} differentiates the smooth DCG in scores only (its "
+            "gradient in relevance would hold the IDCG's term alone); pass impl='dense' for the gradient in "
+            "relevance too, or relevance.detach()"
+        )
     dcg = _smooth_dcg(
         lists, rank_weight, float(temperature), sinkhorn_iters, transposed, stochastic, samples, beta, generator,
         impl, tol, log_scores,

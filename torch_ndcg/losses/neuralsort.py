@@ -13,20 +13,9 @@ from ..validation import names_arguments
 from . import common
 from .layout import flat_call
 from .options import DEFAULT_SCALED_TEMPERATURE, NeuralSortNDCGOptions, Temperature
+from .pairwise import check_scale
 from .relaxations.neuralsort import top_rows_dcg
-
-
-def scaled_temperature(scores: Tensor, valid: Tensor) -> Tensor:
-    r"""``temperature="auto"``: :math:`\tau = \mathrm{std}(s)\,\sqrt{n}` per list ``[B, 1]``, over
-    its ``n`` real items (population standard deviation), without gradient; a list whose real
-    scores are all equal gets the dtype's smallest normal number (any τ > 0 gives it the same
-    rows)."""
-    v = valid.to(scores.dtype)
-    n = v.sum(-1, keepdim=True)
-    scores = scores.detach()
-    mean = (scores * v).sum(-1, keepdim=True) / n.clamp(min=1)
-    spread = (((scores - mean) * v) ** 2).sum(-1, keepdim=True) / n.clamp(min=1)
-    return (spread * n).sqrt().clamp(min=torch.finfo(scores.dtype).tiny)
+from .relaxations.spread import unit_spread
 
 
 @names_arguments
@@ -45,7 +34,8 @@ def neuralsort_ndcg(
     validate: bool = True,
 ) -> Tensor:
     r"""Smooth NDCG@k from the top ``k`` rows of NeuralSort (Grover et al., 2019), no Sinkhorn;
-    differentiable in ``scores``. Built for long lists (a whole catalogue scored per user).
+    differentiable in ``scores`` (and in a ``relevance`` that requires grad). Built for long lists
+    (a whole catalogue scored per user).
 
     For the ``n`` real items of a list, row ``i`` of NeuralSort's relaxed sorting matrix is
 
@@ -72,16 +62,21 @@ def neuralsort_ndcg(
     The logits grow with the list's length and the scores' spread, so one fixed τ is hard at
     long lists (gradients vanish) and soft at short ones. ``temperature="auto"`` (the default)
     sets, per list, :math:`\tau = \mathrm{std}(s)\,\sqrt{n}` (population standard deviation of
-    its real scores; no gradient flows through τ): the relaxation is the same at every score
-    scale, and each top row spreads over a number of items that grows as :math:`\sqrt n` (for
-    normal scores, a perplexity of about :math:`3.5\sqrt n`), so the gradient reaches relevant
-    items below the top and does not vanish as ``n`` grows; ``temperature`` as a number is τ
-    itself, the same for every list (a grid around the rule: multiples of std(s)·√n).
+    its real scores; no gradient flows through τ, and the relaxation runs on the scores divided
+    by a power of two, so that nothing overflows or underflows): the relaxation is the same at
+    every finite score scale, and each top row spreads over a number of items that grows as
+    :math:`\sqrt n` (for normal scores, a perplexity of about :math:`3.5\sqrt n`), so the
+    gradient reaches relevant items below the top and does not vanish as ``n`` grows;
+    ``temperature`` as a number is τ itself, the same for every list (a grid around the rule:
+    multiples of std(s)·√n). A list whose real scores all tie (a zero-initialised model) has no
+    spread: every τ gives it the same value, and only its gradient's size (∝ 1/τ) depends on τ,
+    so the rule gives it τ = √n (the rule at unit spread) and a gradient of ordinary size.
 
     Args:
         scores, relevance, k, indexes, mask, gain, discount, empty, reduction, validate: as in
             :func:`torch_ndcg.ndcg` (``k`` is one cutoff; ``empty`` defaults to ``"skip"``).
-        temperature: ``"auto"`` (the rule above) or a number τ > 0 used for every list.
+        temperature: ``"auto"`` (the rule above) or a finite number τ > 0 used for every list
+            (finite in the scores' dtype too).
 
     Example:
         >>> import torch, torch_ndcg as tn
@@ -98,8 +93,12 @@ def neuralsort_ndcg(
     lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
     rows = lists.length if lists.cutoff is None else min(lists.cutoff, lists.length)
     weight = common.rank_weights(lists, discount)[:, :rows]
-    tau = scaled_temperature(lists.scores, lists.valid) if temperature == "auto" else float(temperature)
-    dcg = top_rows_dcg(lists.scores, lists.valid, weight, lists.gains, tau)
+    if temperature == "auto":  # the relaxation of scores / u, which depends only on s / τ
+        scores, tau = unit_spread(lists.scores, lists.valid)
+    else:
+        scores, tau = lists.scores, float(temperature)
+        check_scale("temperature", tau, scores.dtype)
+    dcg = top_rows_dcg(scores, lists.valid, weight, lists.gains, tau)
     return common.finish(dcg, lists, empty, reduction)
 
 

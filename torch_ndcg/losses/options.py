@@ -59,8 +59,9 @@ def _mu(value: object) -> None:
 def _temperature(value: object) -> None:
     if isinstance(value, str) and value == "auto":
         return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f'temperature must be a number > 0 or "auto", got {value!r}')
+    # Comparisons, as check_positive's: a symbolic float under torch.compile(dynamic=True).
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise ValueError(f'temperature must be a finite number > 0 or "auto", got {value!r}')
 
 
 def _persistence(value: object) -> None:

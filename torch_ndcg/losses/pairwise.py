@@ -135,9 +135,10 @@ def preferred(high: Tensor, low: Tensor, rows: slice, cols: slice) -> Tensor:
 
 
 def check_scale(name: str, value: float, dtype: torch.dtype) -> None:
-    """A multiplier of the scores (σ, the margin, μ), finite as the options checked, must stay
-    finite in the compute ``dtype`` too: one that overflows there would make every loss inf or NaN
-    (a comparison, which a symbolic float under ``torch.compile(dynamic=True)`` accepts)."""
+    """A multiplier of the scores (σ, the margin, μ) or a divisor (a temperature), finite as the
+    options checked, must stay finite in the compute ``dtype`` too: one that overflows there would
+    make every loss inf or NaN, or fail to convert (a comparison, which a symbolic float under
+    ``torch.compile(dynamic=True)`` accepts)."""
     if not abs(value) <= torch.finfo(dtype).max:
         raise ValueError(f"{name} must be finite in {dtype} (at most {torch.finfo(dtype).max:.3g}), got {value!r}")
 

@@ -71,7 +71,7 @@ def check_smooth_values(values: Tensor, is_empty: Tensor) -> None:
             raise ValueError(
                 f"scores: the smooth NDCG of list {int(failed.nonzero()[0, 0])} (flattened batch index) is NaN "
                 "although the inputs are finite, a numerical failure at these scores and temperature; "
-                "try float64 scores, a larger temperature or impl='dense'"
+                "try float64 scores or a larger temperature"
             )
 
 

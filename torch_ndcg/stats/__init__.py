@@ -9,7 +9,9 @@ is a pure function of that :class:`Comparison`.
 The building blocks work on ``[..., Q]`` tensors of per-query values, vectorised over the
 leading axes: :func:`paired_t_test`, :func:`wilcoxon_test`, :func:`randomisation_test`,
 :func:`cohens_dz`, :func:`bootstrap_interval`, :func:`bonferroni`, :func:`holm`. They run in
-float64 torch; scipy is not needed (the tests check them against it).
+float64 torch; scipy is not needed (the tests check them against it). Their inputs pass one
+boundary (:mod:`torch_ndcg.stats.checks`): a NaN or infinite per-query value, a p-value outside
+[0, 1] or a bad option is a ``ValueError``/``TypeError`` naming the argument, never a p-value.
 """
 
 from .comparison import TESTS, Comparison, compare

@@ -17,6 +17,7 @@ import torch
 from torch import Tensor
 
 from ..validation import check_option
+from .checks import check_open_unit
 from .corrections import CORRECTIONS, bonferroni, holm
 from .significance import cohens_dz, paired_t_test, randomisation_test, wilcoxon_test
 
@@ -38,6 +39,9 @@ class Comparison:
     ``pvalues[m, i, j]`` (= ``[m, j, i]``, NaN on the diagonal) the p-value of the pair after
     ``correction``; ``effect_sizes[m, i, j]`` Cohen's d_z of ``i − j``. System ``i`` beats ``j``
     on ``m`` (:meth:`beats`) when its mean is higher and the p-value is ≤ ``alpha``.
+    ``raw_pvalues`` holds the p-values before the correction; ``statistics[m, i, j]`` the test's
+    statistic for ``i − j``: t (``"t-test"``) and the mean difference (``"randomisation"``) change
+    sign with the order of the pair, Wilcoxon's min(W⁺, W⁻) does not.
     """
 
     systems: list[str]
@@ -51,6 +55,8 @@ class Comparison:
     seed: int | None
     pvalues: Tensor  # [M, S, S] float64
     effect_sizes: Tensor  # [M, S, S] float64
+    raw_pvalues: Tensor  # [M, S, S] float64
+    statistics: Tensor  # [M, S, S] float64
 
     @property
     def means(self) -> Tensor:
@@ -87,9 +93,13 @@ def compare(
             queries in the same order for every system; or a mapping from system name to its
             per-query values, each one of: a mapping ``{query_id: value}`` (one measure), a
             mapping ``{measure: {query_id: value}}``, a TREC :class:`~torch_ndcg.trec.Evaluation`,
-            or ``(query_ids, values)`` as a metric's ``per_query()`` returns (``values`` ``[Q]``).
+            or ``(query_ids, values)`` as a metric's ``per_query()`` returns (``values`` ``[Q]``;
+            a metric with several cutoffs gives ``[Q, C]``: pass one column, ``values[:, c]``).
             Mapped systems must cover the same query ids and measures: otherwise a ``ValueError``
-            names what differs. Queries are put in sorted id order.
+            names what differs. Query ids are compared as text, so ids that differ only in type
+            (``1`` and ``"1"``) in one system are refused, naming them. Queries are put in sorted
+            id order. Every value must be finite: a NaN or infinity is refused, naming the
+            system, measure and query.
         systems: names of the systems of a tensor (default ``"run_1"``, ``"run_2"``, …); for a
             mapping, the keys are the names.
         measures: names of the measures of a tensor (default ``"value"`` or ``"measure_1"``, …);
@@ -117,8 +127,7 @@ def compare(
     """
     check_option("test", test, tuple(TESTS))
     check_option("correction", correction, CORRECTIONS)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
-        raise ValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
+    check_open_unit("alpha", alpha)
     if seed is not None:
         if generator is not None:
             raise ValueError("give generator or seed, not both")
@@ -132,19 +141,19 @@ def compare(
     second = torch.tensor([j for _, j in pairs])
     a, b = table[:, first], table[:, second]  # [M, P, Q]
     if test == "t-test":
-        pvalues = paired_t_test(a, b).pvalue
+        result = paired_t_test(a, b)
     elif test == "wilcoxon":
-        pvalues = wilcoxon_test(a, b, zero_method="pratt", method="approx").pvalue
+        result = wilcoxon_test(a, b, zero_method="pratt", method="approx")
     else:
-        pvalues = randomisation_test(a, b, permutations=permutations, generator=generator).pvalue
-    if correction == "holm":
-        pvalues = holm(pvalues)
-    elif correction == "bonferroni":
-        pvalues = bonferroni(pvalues)
+        result = randomisation_test(a, b, permutations=permutations, generator=generator)
+    pvalues = {"holm": holm, "bonferroni": bonferroni, "none": lambda p: p}[correction](result.pvalue)
     effects = cohens_dz(a, b)
+    statistic_mirror = 1.0 if test == "wilcoxon" else -1.0
     return Comparison(
         names, measure_names, query_ids, table, test, float(alpha), correction, permutations, seed,
         _symmetric(pvalues, first, second, n_systems, 1.0), _symmetric(effects, first, second, n_systems, -1.0),
+        _symmetric(result.pvalue, first, second, n_systems, 1.0),
+        _symmetric(result.statistic, first, second, n_systems, statistic_mirror),
     )
 
 
@@ -165,7 +174,7 @@ def _gather(
                         f"per-query values, got {type(values).__name__}")
     if systems is not None:
         raise ValueError("systems= names a tensor's rows; a mapping's keys are already the systems' names")
-    per_system = {str(name): _per_measure(str(name), entry) for name, entry in values.items()}
+    per_system = {name: _per_measure(name, values[key]) for name, key in _as_text("system names", values).items()}
     names = list(per_system)
     unnamed = all(list(table) == ["value"] for table in per_system.values())
     if unnamed and measures is not None and len(measures) == 1:  # name the one measure given as {qid: value}
@@ -202,7 +211,7 @@ def _gather(
         [[[per_system[name][measure][q] for q in query_ids] for name in names] for measure in wanted],
         dtype=torch.float64,
     )
-    _check_finite(table)
+    _check_finite(table, names, wanted, query_ids)
     return names, wanted, query_ids, table
 
 
@@ -216,23 +225,50 @@ def _per_measure(name: str, entry: object) -> dict[str, dict[str, float]]:
         return {"value": _pairs(name, entry[0], entry[1])}
     if isinstance(entry, Mapping):
         if entry and all(isinstance(v, Mapping) for v in entry.values()):
-            return {str(m): {str(q): float(v) for q, v in column.items()} for m, column in entry.items()}
+            measures = _as_text(f"measure names of system {name!r}", entry)
+            return {m: _column(name, entry[key]) for m, key in measures.items()}
+        ids = _as_text(f"system {name!r} has query ids", entry)
         try:
-            return {"value": {str(q): float(v) for q, v in entry.items()}}
+            return {"value": {q: float(entry[key]) for q, key in ids.items()}}
         except (TypeError, ValueError):
             pass
     raise TypeError(f"the values of system {name!r} must be {{query_id: value}}, {{measure: {{query_id: value}}}}, "
                     f"a TREC Evaluation or (query_ids, values); got {type(entry).__name__}")
 
 
+def _as_text(what: str, keys: object) -> dict[str, object]:
+    """``{str(key): key}`` for every key, refusing two keys that read the same as text (``1`` and
+    ``"1"``): pairing by text would silently keep only one of them."""
+    out: dict[str, object] = {}
+    for key in keys:
+        text = str(key)
+        if text in out:
+            if out[text] == key:
+                raise ValueError(f"{what} {key!r} more than once")
+            raise ValueError(f"{what} {out[text]!r} and {key!r}, which read the same as text ({text!r}): "
+                             "give each one id of one type")
+        out[text] = key
+    return out
+
+
+def _column(name: str, entry: Mapping) -> dict[str, float]:
+    ids = _as_text(f"system {name!r} has query ids", entry)
+    return {q: float(entry[key]) for q, key in ids.items()}
+
+
 def _pairs(name: str, ids: object, values: object) -> dict[str, float]:
-    column = torch.as_tensor(values).reshape(-1).tolist()
-    ids = [str(q) for q in (ids.tolist() if isinstance(ids, Tensor) else list(ids))]
+    values = torch.as_tensor(values)
+    ids = ids.tolist() if isinstance(ids, Tensor) else list(ids)
+    if values.dim() == 2 and values.shape[0] == len(ids) and values.shape[1] != 1:
+        raise ValueError(
+            f"system {name!r} has values of shape {tuple(values.shape)}, [Q, C]: one column per cutoff, as a "
+            "metric with several k gives from per_query(); compare one cutoff at a time, (ids, values[:, c]), "
+            "or give {measure: {query_id: value}} with one measure per cutoff"
+        )
+    column = values.reshape(-1).tolist()
     if len(ids) != len(column):
         raise ValueError(f"system {name!r} has {len(ids)} query ids for {len(column)} values")
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"system {name!r} has a query id more than once")
-    return dict(zip(ids, column))
+    return dict(zip(_as_text(f"system {name!r} has query ids", ids), column))
 
 
 def _from_tensor(
@@ -247,16 +283,25 @@ def _from_tensor(
     names = list(systems) if systems is not None else [f"run_{i + 1}" for i in range(n_systems)]
     if measures is None:
         measures = ["value"] if n_measures == 1 else [f"measure_{i + 1}" for i in range(n_measures)]
-    if len(names) != n_systems or len(set(names)) != n_systems:
+    if len(names) != n_systems or len(set(map(str, names))) != n_systems:
         raise ValueError(f"systems must be {n_systems} distinct names, one per row, got {list(names)}")
-    if len(measures) != n_measures or len(set(measures)) != n_measures:
+    if len(measures) != n_measures or len(set(map(str, measures))) != n_measures:
         raise ValueError(f"measures must be {n_measures} distinct names, got {list(measures)}")
-    _check_finite(table)
-    return [str(s) for s in names], [str(m) for m in measures], [str(q) for q in range(n_queries)], table
+    names, measures = [str(s) for s in names], [str(m) for m in measures]
+    query_ids = [str(q) for q in range(n_queries)]
+    _check_finite(table, names, measures, query_ids)
+    return names, measures, query_ids, table
 
 
-def _check_finite(table: Tensor) -> None:
+def _check_finite(table: Tensor, systems: list[str], measures: list[str], query_ids: list[str]) -> None:
     if table.shape[-1] < 2:
         raise ValueError(f"a paired comparison needs at least 2 queries, got {table.shape[-1]}")
-    if not bool(torch.isfinite(table).all()):
-        raise ValueError("values must be finite: a NaN or infinite per-query value cannot be compared")
+    bad = ~torch.isfinite(table)
+    if bool(bad.any()):
+        m, s, q = (int(i) for i in bad.nonzero()[0])
+        raise ValueError(
+            f"values must be finite: {int(bad.sum())} NaN or infinite per-query value(s), the first "
+            f"{float(table[m, s, q])} for system {systems[s]!r}, measure {measures[m]!r}, query {query_ids[q]!r}; "
+            "a metric's NaN marks a query without relevant items (empty='skip'): drop it from every system, "
+            "or score it with empty='zero'"
+        )

@@ -5,22 +5,18 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from .checks import pvalue_table
+
 __all__ = ["bonferroni", "holm"]
 
 CORRECTIONS = ("none", "bonferroni", "holm")
-
-
-def _checked(pvalues: Tensor) -> Tensor:
-    if not isinstance(pvalues, Tensor) or pvalues.dim() < 1:
-        raise ValueError("pvalues must be a tensor [..., m] of p-values, one family per row")
-    return pvalues.to(torch.float64)
 
 
 def bonferroni(pvalues: Tensor) -> Tensor:
     r"""Bonferroni-adjusted p-values: :math:`\min(1, m\,p_i)` within each family of m tests (last axis).
 
     Controls the family-wise error rate under any dependence between the tests. NaN p-values
-    stay NaN and do not count in m.
+    stay NaN and do not count in m; a p-value outside [0, 1] is refused (``ValueError``).
 
     Example:
         >>> import torch
@@ -28,7 +24,7 @@ def bonferroni(pvalues: Tensor) -> Tensor:
         >>> bonferroni(torch.tensor([0.01, 0.02, 0.5]))
         tensor([0.0300, 0.0600, 1.0000], dtype=torch.float64)
     """
-    p = _checked(pvalues)
+    p = pvalue_table(pvalues)
     m = (~torch.isnan(p)).sum(-1, keepdim=True)
     return (p * m).clamp(max=1)
 
@@ -39,7 +35,7 @@ def holm(pvalues: Tensor) -> Tensor:
     With :math:`p_{(1)} \le \dots \le p_{(m)}`, the adjusted
     :math:`\tilde p_{(i)} = \max_{j \le i} \min(1, (m - j + 1)\,p_{(j)})` (Holm 1979): uniformly
     more powerful than Bonferroni, with the same family-wise guarantee under any dependence.
-    NaN p-values stay NaN and do not count in m.
+    NaN p-values stay NaN and do not count in m; a p-value outside [0, 1] is refused (``ValueError``).
 
     Example:
         >>> import torch
@@ -47,7 +43,7 @@ def holm(pvalues: Tensor) -> Tensor:
         >>> holm(torch.tensor([0.01, 0.04, 0.03]))
         tensor([0.0300, 0.0600, 0.0600], dtype=torch.float64)
     """
-    p = _checked(pvalues)
+    p = pvalue_table(pvalues)
     missing = torch.isnan(p)
     m = (~missing).sum(-1, keepdim=True)
     ordered, order = torch.sort(torch.where(missing, torch.full_like(p, 2.0), p), dim=-1, stable=True)

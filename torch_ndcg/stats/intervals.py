@@ -6,6 +6,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from .checks import check_count, check_generator, check_open_unit, per_query_values
+
 __all__ = ["Interval", "bootstrap_interval"]
 
 
@@ -39,7 +41,8 @@ def bootstrap_interval(
     points vary between seeds by about the bootstrap standard error over √resamples.
 
     Args:
-        values: ``[..., Q]`` per-query values (float64 inside).
+        values: ``[..., Q]`` finite per-query values (float64 inside; a NaN or infinity is a
+            ``ValueError``); ``[0, Q]`` gives empty results.
         confidence: the interval's coverage c, in (0, 1); default 0.95.
         resamples: how many bootstrap samples, a positive int; default 9,999 (scipy's).
         generator: the ``torch.Generator`` drawing the samples; ``None`` uses torch's global one.
@@ -52,18 +55,16 @@ def bootstrap_interval(
         >>> round(float(interval.mean), 2), float(interval.low) < 0.54 < float(interval.high)
         (0.54, True)
     """
-    if not isinstance(values, Tensor) or values.dim() < 1:
-        raise ValueError("values must be a tensor of per-query values [..., Q]")
-    if values.shape[-1] < 1:
+    x = per_query_values("values", values)
+    if x.shape[-1] < 1:
         raise ValueError("values must hold at least one query")
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
-        raise ValueError(f"confidence must be a number in (0, 1), got {confidence!r}")
-    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
-        raise ValueError(f"resamples must be a positive int, got {resamples!r}")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
-    x = values.to(torch.float64)
+    check_open_unit("confidence", confidence)
+    check_count("resamples", resamples)
+    check_generator(generator)
     n = x.shape[-1]
+    shape = x.shape[:-1]
+    if x.numel() == 0:  # no row to resample: empty results, as the tests give for [0, Q]
+        return Interval(x.mean(-1), x.new_empty(shape), x.new_empty(shape))
     flat = x.reshape(-1, n)
     means = []
     # Each resample as counts of every query: a [rows, Q] × [Q, B] product gives all the means.
@@ -77,5 +78,4 @@ def bootstrap_interval(
     distribution = torch.cat(means, -1)
     tail = (1 - confidence) / 2
     bounds = torch.quantile(distribution, torch.tensor([tail, 1 - tail], dtype=torch.float64, device=x.device), dim=-1)
-    shape = x.shape[:-1]
     return Interval(x.mean(-1), bounds[0].reshape(shape), bounds[1].reshape(shape))

@@ -16,13 +16,15 @@ import string
 
 import torch
 
+from .checks import check_count, check_open_unit, per_query_values, pvalue_table
 from .comparison import TESTS, Comparison
+from .corrections import CORRECTIONS
 
 __all__ = ["from_json", "to_json", "to_latex", "to_markdown"]
 
 _LETTERS = string.ascii_lowercase + string.ascii_uppercase
 _FORMAT = "torch_ndcg.stats.Comparison"
-_VERSION = 1
+_VERSION = 2  # 2 added the raw p-values and the tests' statistics
 
 
 def letters(comparison: Comparison) -> list[str]:
@@ -77,16 +79,16 @@ def to_markdown(comparison: Comparison, *, digits: int = 4) -> str:
     Example:
         >>> from torch_ndcg.stats import compare, to_markdown
         >>> result = compare({"A": {"q1": 0.9, "q2": 0.8, "q3": 0.7}, "B": {"q1": 0.5, "q2": 0.6, "q3": 0.4}},
-        ...                  measures=["P_10"], alpha=0.1)
+        ...                  measures=["ndcg@10"], alpha=0.1)
         >>> print(to_markdown(result, digits=3))  # doctest: +NORMALIZE_WHITESPACE
-        | # | System | P_10 |
+        | # | System | ndcg@10 |
         |---|---|---|
         | a | A | **0.800**<sup>b</sup> |
         | b | B | 0.500 |
         <BLANKLINE>
         Mean over 3 queries; the best in bold. A superscript letter marks a significant win over that system (paired Student's t-test, Holm-corrected, p ≤ 0.1).
         <BLANKLINE>
-        | Queries won/tied/lost | P_10 |
+        | Queries won/tied/lost | ndcg@10 |
         |---|---|
         | a vs b | 3/0/0 |
     """
@@ -115,15 +117,40 @@ def _pair_counts(comparison: Comparison) -> list[tuple[int, int, list[str]]]:
             for i in range(n) for j in range(i + 1, n)]
 
 
+#: Characters that Markdown (GitHub's flavour included) reads as syntax inside a table cell: the
+#: escape itself, the cell separator, emphasis, code, links, HTML, headings, strike-through, math
+#: and entities. Each is written after a backslash, which any Markdown renders as the character.
+_MARKDOWN_SPECIAL = frozenset("\\|*_`<>[]#~$&")
+#: LaTeX's special characters in text mode, and those the default (OT1) font prints as others.
+_LATEX_SPECIAL = {
+    "\\": "\\textbackslash{}", "&": "\\&", "%": "\\%", "$": "\\$", "#": "\\#", "_": "\\_", "{": "\\{",
+    "}": "\\}", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}", "|": "\\textbar{}", "<": "\\textless{}",
+    ">": "\\textgreater{}", "\n": "\\ensuremath{\\hookleftarrow}",
+}
+
+
 def _escape_md(text: str) -> str:
-    return text.replace("|", "\\|")
+    """``text`` for a Markdown table cell, every character rendered as itself, in one pass: a
+    newline (which would end the table's row) as ``<br>``, other control characters as numeric
+    character references."""
+    return "".join(
+        "\\" + char if char in _MARKDOWN_SPECIAL
+        else "<br>" if char == "\n"
+        else f"&#{ord(char)};" if ord(char) < 32 or ord(char) == 127
+        else char
+        for char in text
+    )
 
 
 def _escape_latex(text: str) -> str:
-    out = text.replace("\\", "\\textbackslash{}")
-    for char in "&%$#_{}":
-        out = out.replace(char, "\\" + char)
-    return out.replace("~", "\\textasciitilde{}").replace("^", "\\textasciicircum{}")
+    """``text`` for LaTeX's text mode, every character rendered as itself, in one pass (a second
+    pass would escape the braces of the first one's ``\\textbackslash{}``): a newline as ↩, other
+    control characters as their code point."""
+    return "".join(
+        _LATEX_SPECIAL.get(char) or (f"\\ensuremath{{\\langle}}U+{ord(char):04X}\\ensuremath{{\\rangle}}"
+                                     if ord(char) < 32 or ord(char) == 127 else char)
+        for char in text
+    )
 
 
 def to_latex(comparison: Comparison, *, digits: int = 4) -> str:
@@ -181,9 +208,9 @@ def _table(tensor: torch.Tensor) -> object:
 
 
 def to_json(comparison: Comparison) -> str:
-    """The whole comparison (per-query values, p-values, effect sizes, settings) as JSON text;
-    :func:`from_json` reads it back unchanged. Non-finite numbers are written as ``"nan"``,
-    ``"inf"``, ``"-inf"``.
+    """The whole comparison (per-query values, corrected and raw p-values, the tests' statistics,
+    effect sizes, settings) as JSON text; :func:`from_json` reads it back unchanged. Non-finite
+    numbers are written as ``"nan"``, ``"inf"``, ``"-inf"``.
 
     Example:
         >>> from torch_ndcg.stats import compare, from_json, to_json
@@ -206,46 +233,93 @@ def to_json(comparison: Comparison) -> str:
         "values": _table(comparison.values),
         "pvalues": _table(comparison.pvalues),
         "effect_sizes": _table(comparison.effect_sizes),
+        "raw_pvalues": _table(comparison.raw_pvalues),
+        "statistics": _table(comparison.statistics),
     }
     return json.dumps(payload, indent=1) + "\n"
 
 
 def from_json(source: str | os.PathLike) -> Comparison:
-    """A :class:`Comparison` from :func:`to_json`'s text, or from the path of a file holding it.
+    """A :class:`Comparison` from :func:`to_json`'s text (a ``str``), or from a file (a path such as
+    ``pathlib.Path("report.json")``).
 
-    A text that is not such a comparison is refused with a ``ValueError`` saying what is wrong.
+    The type decides, never the content: a ``str`` is always the JSON text itself, so a text that
+    is not JSON is an error rather than a file name to open; read a file by passing an
+    ``os.PathLike``. A leading byte-order mark is ignored. Everything is checked on reading: the
+    names (distinct strings), the test, the correction, alpha, the shapes of the tables, finite
+    per-query values and p-values in [0, 1]; anything else is a ``ValueError`` saying what is
+    wrong. A report of the first format version, which kept only the corrected p-values, reads
+    with NaN raw p-values and statistics.
     """
-    text = str(source)
-    if not text.lstrip().startswith("{"):
-        with open(source, encoding="utf-8") as handle:
+    if isinstance(source, os.PathLike):
+        with open(source, encoding="utf-8-sig") as handle:
             text = handle.read()
+    elif isinstance(source, str):
+        text = source.removeprefix("\ufeff")
+    else:
+        raise TypeError(f"source must be JSON text (str) or a path (os.PathLike), got {type(source).__name__}")
     try:
         payload = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"not a JSON comparison: {error}") from None
+        hint = "" if text.lstrip().startswith("{") else "; to read a file, pass its path as pathlib.Path(...)"
+        raise ValueError(f"not a JSON comparison: {error}{hint}") from None
     if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
         raise ValueError(f"not a comparison written by torch_ndcg.stats.to_json (no \"format\": \"{_FORMAT}\")")
-    if payload.get("version") != _VERSION:
-        raise ValueError(f"comparison format version {payload.get('version')!r}; this reader knows {_VERSION}")
+    version = payload.get("version")
+    if version not in (1, _VERSION):
+        raise ValueError(f"comparison format version {version!r}; this reader knows 1 to {_VERSION}")
     try:
-        tensor = lambda key: torch.tensor(_numbers(payload[key]), dtype=torch.float64)  # noqa: E731
-        comparison = Comparison(
-            list(payload["systems"]), list(payload["measures"]), list(payload["query_ids"]), tensor("values"),
-            payload["test"], float(payload["alpha"]), payload["correction"], int(payload["permutations"]),
-            payload["seed"], tensor("pvalues"), tensor("effect_sizes"),
-        )
+        comparison = _comparison(payload, version)
     except (KeyError, TypeError, ValueError) as error:
-        raise ValueError(f"malformed comparison JSON: {error!r}") from None
-    m, s, q = len(comparison.measures), len(comparison.systems), len(comparison.query_ids)
-    if comparison.values.shape != (m, s, q) or comparison.pvalues.shape != (m, s, s) \
-            or comparison.effect_sizes.shape != (m, s, s):
-        raise ValueError(f"malformed comparison JSON: tables do not match {m} measures, {s} systems, {q} queries")
-    if comparison.test not in TESTS:
-        raise ValueError(f"malformed comparison JSON: unknown test {comparison.test!r}")
+        raise ValueError(f"malformed comparison JSON: {error}") from None
     return comparison
+
+
+def _comparison(payload: dict, version: int) -> Comparison:
+    systems, measures, query_ids = (_names(payload, key) for key in ("systems", "measures", "query_ids"))
+    m, s, q = len(measures), len(systems), len(query_ids)
+    if s < 2:
+        raise ValueError(f"a comparison has at least 2 systems, got {s}")
+    test, correction = payload["test"], payload["correction"]
+    if test not in TESTS:
+        raise ValueError(f"unknown test {test!r}; known: {tuple(TESTS)}")
+    if correction not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r}; known: {CORRECTIONS}")
+    alpha, permutations, seed = payload["alpha"], payload["permutations"], payload["seed"]
+    check_open_unit("alpha", alpha)
+    check_count("permutations", permutations)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ValueError(f"seed must be an int or null, got {seed!r}")
+    shapes = {"values": (m, s, q), "pvalues": (m, s, s), "effect_sizes": (m, s, s), "raw_pvalues": (m, s, s),
+              "statistics": (m, s, s)}
+    tables = {}
+    for key, shape in shapes.items():
+        if version == 1 and key in ("raw_pvalues", "statistics"):
+            tables[key] = torch.full(shape, math.nan, dtype=torch.float64)
+            continue
+        tables[key] = torch.tensor(_numbers(payload[key]), dtype=torch.float64)
+        if tables[key].shape != shape:
+            raise ValueError(f"{key} has shape {tuple(tables[key].shape)}, not {shape} "
+                             f"({m} measures, {s} systems, {q} queries)")
+    per_query_values("values", tables["values"])
+    pvalue_table(tables["pvalues"])
+    pvalue_table(tables["raw_pvalues"])
+    return Comparison(systems, measures, query_ids, tables["values"], test, float(alpha), correction, permutations,
+                      seed, tables["pvalues"], tables["effect_sizes"], tables["raw_pvalues"], tables["statistics"])
+
+
+def _names(payload: dict, key: str) -> list[str]:
+    names = payload[key]
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise ValueError(f"{key} must be a list of strings")
+    if len(set(names)) != len(names):
+        raise ValueError(f"{key} must be distinct, got {names}")
+    return names
 
 
 def _numbers(table: object) -> object:
     if isinstance(table, list):
         return [_numbers(item) for item in table]
+    if isinstance(table, bool) or not isinstance(table, (int, float, str)):
+        raise ValueError(f"expected a number, got {table!r}")
     return float(table)  # "nan", "inf" and "-inf" included

@@ -4,7 +4,10 @@ Every function takes the per-query values of two systems, ``a`` and ``b`` (``[..
 same queries in the same order on the last axis; leading axes broadcast, e.g. measures × pairs
 of systems) and tests, for every leading index at once, whether their mean difference
 ``d = a − b`` is zero. They compute in float64 and return float64 tensors of the leading shape.
-All tests are two-sided.
+All tests are two-sided. Every value must be finite: a NaN or infinity (such as a metric's
+``empty="skip"`` query) is refused with a ``ValueError`` naming ``a`` or ``b`` and its index, as
+no rule that drops it could keep the two systems paired without the caller saying so. Leading
+axes may be empty (``[0, Q]``); the query axis needs at least 2 queries.
 
 * :func:`paired_t_test` — Student's paired t-test (as ``scipy.stats.ttest_rel``).
 * :func:`wilcoxon_test` — Wilcoxon's signed-rank test (as ``scipy.stats.wilcoxon``).
@@ -20,12 +23,21 @@ import torch
 from torch import Tensor
 
 from ..validation import check_flag, check_option
+from .checks import check_count, check_generator, per_query_values
 from .distributions import normal_two_sided, signed_rank_pmf, student_t_two_sided
 
 __all__ = ["TestResult", "cohens_dz", "paired_t_test", "randomisation_test", "wilcoxon_test"]
 
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")
-WILCOXON_METHODS = ("exact", "approx")
+WILCOXON_METHODS = ("approx", "exact", "auto")
+#: The most non-zero differences ``wilcoxon_test(method="exact")`` takes. Its null distribution has
+#: n(n+1)/2 + 1 values, built in n passes (about n³/6 additions, n²/2 numbers: 1.7e8 and 4 MB at
+#: 1,000, growing as n³); and its smallest probability, 2⁻ⁿ, must stay a normal float64 (n < 1022).
+#: Above it the normal approximation is accurate far beyond the precision a p-value needs.
+WILCOXON_EXACT_LIMIT = 1000
+#: ``method="auto"`` takes the exact distribution up to this many differences, without zeros or ties
+#: (where it is exact), as ``scipy.stats.wilcoxon``'s ``"auto"`` does.
+WILCOXON_AUTO_EXACT = 50
 RANDOMISATION_METHODS = ("auto", "exact", "monte-carlo")
 #: Above this many queries, enumerating every sign flip (2^n of them) is refused.
 EXACT_LIMIT = 24
@@ -39,21 +51,22 @@ class TestResult(NamedTuple):
 
 
 def _differences(a: Tensor, b: Tensor) -> Tensor:
-    for name, value in (("a", a), ("b", b)):
-        if not isinstance(value, Tensor):
-            raise TypeError(f"{name} must be a tensor of per-query values [..., Q], got {type(value).__name__}")
-        if value.dim() < 1:
-            raise ValueError(f"{name} must have a query axis [..., Q], got a scalar")
-        if value.is_complex() or value.dtype == torch.bool:
-            raise TypeError(f"{name} must hold real numbers, got {value.dtype}")
+    a, b = per_query_values("a", a), per_query_values("b", b)
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(f"a and b must hold the same queries on their last axis, got {a.shape[-1]} and {b.shape[-1]}")
     if a.shape[-1] < 2:
         raise ValueError(f"a paired test needs at least 2 queries, got {a.shape[-1]}")
     try:
-        return a.to(torch.float64) - b.to(torch.float64)
+        return a - b
     except RuntimeError as error:
         raise ValueError(f"a {tuple(a.shape)} and b {tuple(b.shape)} do not broadcast: {error}") from None
+
+
+def _sample_sd(d: Tensor) -> Tensor:
+    """The standard deviation over the last axis with n − 1 in the denominator, in two passes (as
+    scipy); unlike ``Tensor.std`` it warns nothing for no rows (``[0, Q]``)."""
+    centred = d - d.mean(-1, keepdim=True)
+    return torch.sqrt((centred * centred).sum(-1) / (d.shape[-1] - 1))
 
 
 def paired_t_test(a: Tensor, b: Tensor) -> TestResult:
@@ -80,7 +93,7 @@ def paired_t_test(a: Tensor, b: Tensor) -> TestResult:
     d = _differences(a, b)
     n = d.shape[-1]
     mean = d.mean(-1)
-    sd = d.std(-1, correction=1)
+    sd = _sample_sd(d)
     statistic = mean / (sd / n**0.5)
     return TestResult(statistic, student_t_two_sided(statistic, torch.full_like(statistic, n - 1)))
 
@@ -98,7 +111,7 @@ def cohens_dz(a: Tensor, b: Tensor) -> Tensor:
         1.1619
     """
     d = _differences(a, b)
-    return d.mean(-1) / d.std(-1, correction=1)
+    return d.mean(-1) / _sample_sd(d)
 
 
 def _average_ranks(values: Tensor, keep: Tensor) -> tuple[Tensor, Tensor]:
@@ -155,7 +168,11 @@ def wilcoxon_test(
     * ``"exact"``: the distribution of W⁺ for n untied non-zero differences (2ⁿ equally likely
       signs), p = 2·min(P(W ≥ ⌊W⁺⌋), P(W ≤ ⌈W⁺⌉)) clipped to 1. With ties or zeros that
       distribution is not exact, as in scipy (which warns): prefer ``"approx"`` then.
-      ``correction`` does not apply.
+      ``correction`` does not apply. At most :data:`WILCOXON_EXACT_LIMIT` (1,000) differences
+      per row: the distribution costs about n³/6 additions and n²/2 numbers, and its
+      probabilities 2⁻ⁿ leave float64's range above that; a larger row is a ``ValueError``.
+    * ``"auto"``: per row, ``"exact"`` when it has at most 50 differences, none zero and none
+      tied (where that distribution is exact), else ``"approx"`` (scipy's ``"auto"`` rule).
 
     A row with no difference left to rank (all zero under ``"wilcox"``) gets NaN.
 
@@ -182,6 +199,13 @@ def wilcoxon_test(
         half = (ranks * zero).sum(-1) / 2
         w_plus, w_minus = w_plus + half, w_minus + half
     statistic = torch.minimum(w_plus, w_minus)
+    largest = int(count.max()) if method == "exact" and count.numel() else 0
+    if largest > WILCOXON_EXACT_LIMIT:
+        raise ValueError(
+            f"method='exact' takes at most {WILCOXON_EXACT_LIMIT} non-zero differences per row (its null "
+            f"distribution costs about n³/6 additions), got {largest}: use method='approx' or method='auto'"
+        )
+    exact_rows = (count <= WILCOXON_AUTO_EXACT) & (ties == 0) & (zeros == 0)  # what "auto" takes exactly
     if method == "exact":
         pvalue = _signed_rank_exact(w_plus, count)
     else:
@@ -197,6 +221,8 @@ def wilcoxon_test(
         if correction:
             z = z - torch.sign(z) * 0.5 / sd
         pvalue = normal_two_sided(z)
+        if method == "auto" and bool(exact_rows.any()):
+            pvalue = torch.where(exact_rows, _signed_rank_exact(w_plus, torch.where(exact_rows, count, 0)), pvalue)
     empty = count == 0
     nan = torch.full_like(statistic, float("nan"))
     return TestResult(torch.where(empty, nan, statistic), torch.where(empty, nan, pvalue))
@@ -252,10 +278,8 @@ def randomisation_test(
         (0.15, 0.25)
     """
     check_option("method", method, RANDOMISATION_METHODS)
-    if isinstance(permutations, bool) or not isinstance(permutations, int) or permutations < 1:
-        raise ValueError(f"permutations must be a positive int, got {permutations!r}")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+    check_count("permutations", permutations)
+    check_generator(generator)
     d = _differences(a, b)
     n = d.shape[-1]
     exact = method == "exact" or (method == "auto" and 2**min(n, 63) <= permutations)

@@ -43,7 +43,9 @@ scored on the same queries: use -c when runs miss queries): each run's mean per 
 superscript letter for every run it beats significantly (--test, default the paired t-test;
 --correction, default Holm's over the pairs of runs of each measure; --alpha, default 0.05) and
 the queries each pair wins, ties and loses (torch_ndcg.stats; the JSON reads back with
-torch_ndcg.stats.from_json). --compare-output PATH writes it to PATH instead.
+torch_ndcg.stats.from_json(pathlib.Path(PATH))). --compare-output PATH writes it to PATH instead.
+Each run is named by its tag; runs that share a tag by their file name, and runs that share that
+too by their path as given; one file given twice is an error.
 """
 
 from __future__ import annotations
@@ -149,8 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with open(args.tsv, "w", encoding="utf-8", errors="surrogateescape") as out:
                 write_tsv(results, out)
         if args.compare:
-            names = [r.runid for r in results]
-            names = [os.path.basename(p) if names.count(n) > 1 else n for n, p in zip(names, args.runs)]
+            names = run_names([r.runid for r in results], args.runs)
             report = compare_report(dict(zip(names, results)), args.compare, test=args.test, alpha=args.alpha,
                                     correction=args.correction, permutations=args.permutations, seed=args.seed)
             if args.compare_output:
@@ -161,6 +162,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, ValueError, TypeError) as error:
         parser.exit(2, f"python -m torch_ndcg.trec: error: {error}\n")
     return 0
+
+
+def run_names(runids: Sequence[str], paths: Sequence[str]) -> list[str]:
+    """One distinct name per run for ``--compare``: its tag; where tags repeat, the file's name;
+    where those repeat too, the path as given. The same file given twice is refused, naming it.
+
+    Example:
+        >>> run_names(["bm25", "bm25", "dense"], ["a/run.txt", "b/run.txt", "c/run.txt"])
+        ['a/run.txt', 'b/run.txt', 'dense']
+    """
+    names = list(runids)
+    for label in (os.path.basename, str):
+        names = [label(path) if names.count(name) > 1 else name for name, path in zip(names, paths)]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"--compare needs distinct runs, but {repeated} were given more than once")
+    return names
 
 
 def compare_report(runs: dict[str, Evaluation], style: str, **options: object) -> str:

@@ -33,7 +33,8 @@ DEFAULT = (
 #: Families whose value per query and in total is a count (printed as an integer, summed over queries).
 COUNTS = ("num_ret", "num_rel", "num_rel_ret")
 
-#: Families whose cutoffs are fractions of R in [0, 1] (printed with two decimals), not ranks.
+#: Families whose cutoffs are fractions in [0, 1], not ranks: printed with two decimals as trec_eval
+#: does, or with every digit a parameter such as 0.951 needs (see :func:`cutoff_name`).
 FRACTION_CUTOFFS = ("iprec_at_recall", "rbp", "rbp_residual")
 
 Measures = dict[str, tuple[float, ...]]  # family -> cutoffs (ints, or fractions; empty for families without)
@@ -93,8 +94,16 @@ def _cutoffs(spec: str, params: str, fractions: bool) -> list[float]:
 
 
 def cutoff_name(family: str, cutoff: float) -> str:
-    """The name trec_eval prints for one cutoff: ``P_10``, ``iprec_at_recall_0.50``."""
-    return f"{family}_{cutoff:.2f}" if family in FRACTION_CUTOFFS else f"{family}_{cutoff}"
+    """The name trec_eval prints for one cutoff: ``P_10``, ``iprec_at_recall_0.50``.
+
+    A fraction prints with two decimals, as trec_eval does, when that is its exact value, and
+    with every digit it needs otherwise (``rbp_0.951``, ``rbp_0.999``): two parameters never
+    share a name, and a name never rounds its parameter.
+    """
+    if family not in FRACTION_CUTOFFS:
+        return f"{family}_{cutoff}"
+    two_decimals = f"{cutoff:.2f}"
+    return f"{family}_{two_decimals if float(two_decimals) == cutoff else repr(float(cutoff))}"
 
 
 def output_names(measures: Measures) -> list[str]:

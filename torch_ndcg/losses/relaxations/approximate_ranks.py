@@ -33,8 +33,9 @@ def candidates(length: int, cutoff: int | None, tau: float) -> int:
         return length
     # A branch, not min(): under torch.compile(dynamic=True) the count is then N (a plain symbol)
     # or a constant, never a compound symbol (which autograd.Function inputs cannot carry).
-    wanted = math.ceil(2 * (cutoff + SATURATION * tau))
-    return length if wanted >= length else wanted
+    # Compared before ceil: at a τ near float64's largest the bound is inf, which ceil refuses.
+    wanted = 2 * (cutoff + SATURATION * tau)
+    return length if wanted >= length else math.ceil(wanted)
 
 
 def top_candidates(scores: Tensor, valid: Tensor, count: int) -> Tensor:

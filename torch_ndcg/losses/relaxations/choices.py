@@ -41,6 +41,7 @@ from ..common import SortRelaxation, block_ops, positions, resolve_impl
 from ..options import DEFAULT_BETA, DEFAULT_SAMPLES, DEFAULT_SINKHORN_ITERS, DEFAULT_TEMPERATURE, Temperature
 from .approximate_ranks import StreamingRanks, candidate_ranks, candidates, dense_ranks, top_candidates
 from .neuralsort import top_row_means
+from .spread import unit_spread
 
 RelaxationName = Literal["approx", "bound", "neuralsort", "sinkhorn", "gumbel"]
 RELAXATIONS: tuple[str, ...] = get_args(RelaxationName)
@@ -214,7 +215,7 @@ class NeuralSortRows(Relaxation):
     analytic backward (:mod:`.neuralsort`); no Sinkhorn, so rows, not columns, sum to 1.
 
     Args:
-        temperature: τ > 0, or ``"auto"``: τ = std(s)·√n per list (see
+        temperature: a finite τ > 0, or ``"auto"``: τ = std(s)·√n per list (see
             :func:`torch_ndcg.neuralsort_ndcg`).
 
     Example:
@@ -231,12 +232,15 @@ class NeuralSortRows(Relaxation):
             check_positive("temperature", self.temperature)
 
     def ranking(self, lists: TwinLists, metric: RankMetric, options: MetricOptions) -> Ranking:
-        from ..neuralsort import scaled_temperature
+        from ..pairwise import check_scale
 
         rows = lists.length if lists.cutoff is None else min(lists.cutoff, lists.length)
-        auto = isinstance(self.temperature, str)
-        tau = scaled_temperature(lists.scores, lists.valid) if auto else float(self.temperature)
-        means = top_row_means(lists.scores, lists.valid, lists.values, rows, tau)
+        if isinstance(self.temperature, str):  # the relaxation of scores / u, which depends only on s / τ
+            scores, tau = unit_spread(lists.scores, lists.valid)
+        else:
+            scores, tau = lists.scores, float(self.temperature)
+            check_scale("temperature", tau, scores.dtype)
+        means = top_row_means(scores, lists.valid, lists.values, rows, tau)
         return _rows_ranking(means, lists, metric)
 
 

@@ -31,11 +31,13 @@ from ..transforms import vmap_over_lists
 
 
 def _filled(scores: Tensor, valid: Tensor) -> Tensor:
-    """The scores with padding moved below every real score of its list (so that a sort puts
-    it first and it is never above a real item)."""
+    """The scores with padding moved strictly below every real score of its list (so that a sort
+    puts it first and never counts it as tied with a real item): the next number below the lowest
+    real score, which ``low − 1`` is not once ``|low|`` outgrows the dtype's precision (2**24 in
+    float32)."""
     low = torch.where(valid, scores, torch.full_like(scores, torch.inf)).amin(-1, keepdim=True)
     low = torch.where(torch.isfinite(low), low, torch.zeros_like(low))
-    return torch.where(valid, scores, low - 1)
+    return torch.where(valid, scores, torch.nextafter(low, torch.full_like(low, -torch.inf)))
 
 
 def _slopes(rows: int, like: Tensor) -> Tensor:
@@ -96,8 +98,9 @@ def _excess_vjp(ascending: Tensor, order: Tensor, upstream: Tensor) -> Tensor:
 class TopRowMeans(torch.autograd.Function):
     r"""``q_i = Σ_j P̂_ij v_j`` ``[B, R]`` for the rows ``i = 1..R`` (the expected value ``v`` at
     rank ``i``), or with a ``weight`` ``[B, R]`` their weighted sum ``Σ_i w_i q_i`` ``[B]`` (a
-    DCG, in the Function: no autograd node of its own), with an analytic backward; also returns
-    the rows and the sort's order (no gradient), which the backward reuses.
+    DCG, in the Function: no autograd node of its own), with an analytic backward in the scores
+    and the values; also returns the rows and the sort's order (no gradient), which the backward
+    reuses.
 
     With the upstream gradient ``a_i = ∂L/∂q_i`` and ``G_ij = a_i P̂_ij (v_j − q_i)`` (the gradient
     with respect to the logits), the gradient is
@@ -140,7 +143,10 @@ class TopRowMeans(torch.autograd.Function):
         direct = values * sums[:, 0] - sums[:, 1]
         upstream = values * sums[:, 2] - sums[:, 3]
         through_excess = _excess_vjp(ascending, order, upstream)
-        return torch.where(valid, direct - 2 * through_excess, torch.zeros_like(direct)) / tau, None, None, None, None, None
+        grad_scores = torch.where(valid, direct - 2 * through_excess, torch.zeros_like(direct)) / tau
+        # ∂out/∂v_j = Σ_i a_i P̂_ij (0 at padding, whose probabilities are 0): relevance with grad.
+        grad_values = torch.bmm(w[:, None, :], probabilities)[:, 0] if ctx.needs_input_grad[2] else None
+        return grad_scores, None, grad_values, None, None, None
 
 
 def top_row_means(scores: Tensor, valid: Tensor, values: Tensor, rows: int, tau: Tensor | float) -> Tensor:
