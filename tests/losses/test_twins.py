@@ -232,3 +232,11 @@ def test_a_relaxation_is_a_name_or_an_object():
         tn.mrr_loss(scores, relevance, relaxation=tn.SinkhornRows(impl="kernel"))
     with pytest.raises(ValueError, match="persistence"):
         tn.rbp_loss(scores, relevance, persistence=1.0)
+
+
+def test_sinkhorn_paths_without_a_relevance_gradient_refuse_relevance_that_requires_grad():
+    scores, relevance = torch.randn(2, 5), torch.rand(2, 5).requires_grad_()
+    with pytest.raises(ValueError, match="relevance requires grad"):
+        tn.ndcg_loss(scores, relevance, relaxation=tn.SinkhornRows(impl="kernel"))
+    tn.ndcg_loss(scores, relevance, relaxation=tn.SinkhornRows(impl="dense")).backward()
+    assert relevance.grad is not None

@@ -294,6 +294,11 @@ class SinkhornRows(Relaxation):
             matrix = dense_matrix(lists.scores, self._relaxation(lists, lists.values))
             means = torch.bmm(matrix, lists.values[:, :, None])[:, :, 0]
             return metric.values(_rows_ranking(means, lists, metric), lists.facts, options)
+        if lists.values.requires_grad:
+            raise ValueError(
+                f"relevance requires grad, but SinkhornRows(impl={impl!r}) differentiates in scores only; "
+                "pass SinkhornRows(impl='dense') for the gradient in relevance too, or relevance.detach()"
+            )
         # A weighted sum over ranks: the kernel and streaming paths sum it without the matrix.
         ranks = _rows_ranking(torch.zeros_like(lists.scores), lists, metric)
         weight = metric.rank_weight(ranks.rank, options) * ranks.within
