@@ -18,6 +18,7 @@ TABLES = {
     "stats": "pairwise significance tests of many runs (randomisation, t-test) against ranx",
     "clicks": "IPS losses on clicks against their label-based twins, forward+backward",
     "twins": "each metric's smooth twin beside the NDCG twin of the same relaxation, and on one 100,000-item list",
+    "revisions": "the listwise losses against an earlier commit's (--base REV), side by side in one process",
 }
 
 

@@ -33,21 +33,22 @@ REPEATS = 5
 SAMPLE_SECONDS = 0.05
 
 
-def ours() -> dict[str, Callable[..., torch.Tensor]]:
-    """Each loss with allRank's conventions: label −1 → mask, allRank's reduction and gain."""
+def ours(package: Any = tn) -> dict[str, Callable[..., torch.Tensor]]:
+    """Each loss with allRank's conventions: label −1 → mask, allRank's reduction and gain;
+    ``package``: torch_ndcg, or an earlier revision of it (``benchmarks.revisions``)."""
 
     def masked(loss: Callable[..., torch.Tensor], **options: Any) -> Callable[..., torch.Tensor]:
         return lambda s, y: loss(s, y.clamp(min=0), mask=y != PADDING, **options)
 
     return {
-        "ListNet": masked(tn.listnet_loss, empty="keep"),
-        "ListMLE": masked(tn.listmle_loss, empty="keep"),
-        "RankNet": masked(tn.ranknet_loss),
-        "LambdaLoss": masked(tn.lambda_loss, gain="exp2", weighting="ndcg_loss2pp", empty="keep", reduction="sum"),
-        "Softmax CE": masked(tn.softmax_loss, empty="keep"),
-        "Pairwise hinge": masked(tn.pairwise_hinge_loss),
+        "ListNet": masked(package.listnet_loss, empty="keep"),
+        "ListMLE": masked(package.listmle_loss, empty="keep"),
+        "RankNet": masked(package.ranknet_loss),
+        "LambdaLoss": masked(package.lambda_loss, gain="exp2", weighting="ndcg_loss2pp", empty="keep", reduction="sum"),
+        "Softmax CE": masked(package.softmax_loss, empty="keep"),
+        "Pairwise hinge": masked(package.pairwise_hinge_loss),
         # 1 − NDCG against allRank's −NDCG: the same gradient; no cutoff, τ = 1/alpha = 1.
-        "ApproxNDCG": masked(tn.approx_ndcg_loss, gain="exp2", empty="zero"),
+        "ApproxNDCG": masked(package.approx_ndcg_loss, gain="exp2", empty="zero"),
     }
 
 

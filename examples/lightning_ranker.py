@@ -36,8 +36,8 @@ class LitRanker(L.LightningModule):
         self.net = nn.Sequential(nn.Linear(num_features, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(),
                                  nn.Linear(hidden, 1))
         # Queries without a relevant item say nothing about the ranking: left out of the mean. The
-        # prefix names the keys val_ndcg@1, val_ndcg@5, val_ndcg@10 (a train_ collection would not collide).
-        self.val_metrics = MetricCollection([NDCG(k=(1, 5, 10), empty="skip")], prefix="val_")
+        # prefix names the keys val/ndcg@1, val/ndcg@5, val/ndcg@10 (a train/ collection would not collide).
+        self.val_metrics = MetricCollection([NDCG(k=(1, 5, 10), empty="skip")], prefix="val/")
 
     def forward(self, features: Tensor) -> Tensor:
         return self.net(features).squeeze(-1)
@@ -46,7 +46,7 @@ class LitRanker(L.LightningModule):
         features, relevance, mask = batch
         loss = tn.neural_ndcg_loss(self(features), relevance, self.hparams.loss_k, mask=mask,
                                    temperature=self.hparams.temperature)
-        self.log("train_loss", loss, prog_bar=True, batch_size=features.shape[0])
+        self.log("train/loss", loss, prog_bar=True, batch_size=features.shape[0])
         return loss
 
     def validation_step(self, batch: tuple[Tensor, Tensor, Tensor], batch_idx: int) -> None:
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                         enable_model_summary=False)
     trainer.fit(LitRanker(train.num_features), **loaders)
     metrics = {key: float(value) for key, value in trainer.callback_metrics.items()}
-    print("final validation:", "  ".join(f"{k} {v:.4f}" for k, v in metrics.items() if k.startswith("val_")))
+    print("final validation:", "  ".join(f"{k} {v:.4f}" for k, v in metrics.items() if k.startswith("val/")))
     return metrics
 
 

@@ -496,7 +496,7 @@ def test_choices_are_stated_once_by_their_type():
         (option_groups.TIES, option_groups.Ties), (option_groups.EMPTY, option_groups.Empty),
         (option_groups.REDUCTIONS, option_groups.Reduction), (option_groups.IMPLS, option_groups.Impl),
         (option_groups.NEURAL_IMPLS, option_groups.NeuralImpl), (option_groups.PAIR_IMPLS, option_groups.PairImpl),
-        (option_groups.LOSS_EMPTY, option_groups.LossEmpty), (option_groups.WEIGHTINGS, option_groups.Weighting),
+        (option_groups.LOSS_EMPTY, option_groups.LossEmpty), (option_groups.WEIGHTINGS, option_groups.WeightingName),
     ]:  # fmt: skip
         assert choices == typing.get_args(kind)
     for name in ("settle", "MetricOptions", "Definition", "NDCGLossOptions"):

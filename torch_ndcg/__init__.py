@@ -42,13 +42,18 @@ from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss
 from .losses import ApproxRanks, BoundRanks, Gumbel, NeuralSortRows, SinkhornRows
 from .losses import average_precision_loss, dcg_loss, hit_rate_loss, mrr_loss, ndcg_loss, precision_loss
 from .losses import rbp_loss, recall_loss
+from .losses import pair_weights, position_weights
 from .losses.backends import backends
 from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
 from .clicks import Clicks
 
-if _typing.TYPE_CHECKING:  # type checkers see the lazily imported classes; running code imports them on use
-    from . import metrics
+if _typing.TYPE_CHECKING:  # type checkers see the lazily imported modules; running code imports them on use
+    from . import conventions, data, metrics, trec
+
+# Submodules imported on first use: ``metrics`` needs the optional torchmetrics, and the readers,
+# the TREC evaluator and the conventions' notes are not needed to compute a metric or a loss.
+_LAZY_MODULES = frozenset({"conventions", "data", "metrics", "trec"})
 
 __all__ = [
     "recall_loss",
@@ -109,6 +114,8 @@ __all__ = [
     "neuralsort_ndcg",
     "neuralsort_ndcg_loss",
     "ordered_pair_accuracy",
+    "pair_weights",
+    "position_weights",
     "pairwise_hinge_loss",
     "precision",
     "ranked",
@@ -122,14 +129,15 @@ __version__ = "0.2.0"
 
 
 def __getattr__(name: str) -> object:
-    # The stateful classes need the optional torchmetrics: importing them on first use keeps
-    # ``import torch_ndcg`` and the functional API free of it.
-    if name == "metrics":
-        return _importlib.import_module(".metrics", __name__)  # an ImportError that says how to install torchmetrics
+    # Importing these on first use keeps ``import torch_ndcg`` and the functional API free of
+    # torchmetrics and quick to import; ``tn.metrics`` without torchmetrics is an ImportError
+    # that says how to install it.
+    if name in _LAZY_MODULES:
+        return _importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'torch_ndcg' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     # What the package offers, not the modules it is built from (``tn.dense``, ``tn.engine``, …
     # stay importable but are not the API).
-    return sorted(set(__all__) | {"conventions", "data", "definitions", "losses", "trec", "__version__"})
+    return sorted(set(__all__) | _LAZY_MODULES | {"definitions", "losses", "__version__"})

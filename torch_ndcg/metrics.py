@@ -312,8 +312,13 @@ class _Accumulated(Metric):
             )
         if not self._many:
             return results[0]
+        return dict(zip(self._result_names, results))
+
+    @property
+    def _result_names(self) -> list[str]:
+        """The key of each cutoff's value (``"ndcg@10"``; the function's name for ``k=None``)."""
         name = self._function.__name__
-        return {name if k is None else f"{name}@{k}": value for k, value in zip(self.cutoffs, results)}
+        return [name if k is None else f"{name}@{k}" for k in self.cutoffs]
 
 
 def _definition(owner: type, function: Callable[..., Tensor], given: Mapping[str, Any]) -> dict[str, Any]:

@@ -33,7 +33,13 @@ LossEmpty = Literal["skip", "zero", "keep", "error"]
 Impl = Literal["auto", "dense", "streaming", "triton", "sorted"]  # ApproxNDCG's
 NeuralImpl = Literal["auto", "dense", "streaming", "triton", "kernel"]
 PairImpl = Literal["auto", "dense", "streaming"]
-Weighting = Literal["ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none"]  # LambdaLoss's weighting schemes
+# The pair weights by name (torch_ndcg.pair_weights; a function of its signature is taken too).
+WeightingName = Literal["ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none", "ndcg_loss1", "dcg2", "label_difference"]
+Weighting = WeightingName | Callable[..., Tensor]  # LambdaLoss's weighting: a scheme of the paper by default
+PairWeighting = Weighting  # RankNet's and the pairwise hinge's: every pair alike by default
+# ListMLE's position weights by name (torch_ndcg.position_weights; a function of its signature too).
+ListMLEWeightingName = Literal["none", "plistmle"]
+ListMLEWeighting = ListMLEWeightingName | Callable[..., Tensor]
 MarginPairs = Literal["all", "first"]  # MarginMSE's pairs: every pair of a list, or the first item's
 AggregationName = Literal["mean", "median", "min", "max"]
 Aggregation = AggregationName | Callable[..., Tensor]
@@ -46,7 +52,8 @@ LOSS_EMPTY: tuple[str, ...] = get_args(LossEmpty)
 IMPLS: tuple[str, ...] = get_args(Impl)
 NEURAL_IMPLS: tuple[str, ...] = get_args(NeuralImpl)
 PAIR_IMPLS: tuple[str, ...] = get_args(PairImpl)
-WEIGHTINGS: tuple[str, ...] = get_args(Weighting)
+WEIGHTINGS: tuple[str, ...] = get_args(WeightingName)
+LISTMLE_WEIGHTINGS: tuple[str, ...] = get_args(ListMLEWeightingName)
 MARGIN_PAIRS: tuple[str, ...] = get_args(MarginPairs)
 AGGREGATIONS: tuple[str, ...] = get_args(AggregationName)
 
@@ -59,7 +66,9 @@ DEFAULT_AP_NORMALISER: ApNormaliser = "min_r_k"
 DEFAULT_AGGREGATION: AggregationName = "mean"
 DEFAULT_LOSS_EMPTY: LossEmpty = "skip"
 DEFAULT_IMPL: Literal["auto"] = "auto"
-DEFAULT_WEIGHTING: Weighting = "ndcg_loss2pp"
+DEFAULT_WEIGHTING: WeightingName = "ndcg_loss2pp"
+DEFAULT_PAIR_WEIGHTING: WeightingName = "none"
+DEFAULT_LISTMLE_WEIGHTING: ListMLEWeightingName = "none"
 DEFAULT_MARGIN_PAIRS: MarginPairs = "all"
 # Ordered-pair accuracy counts a tied pair as wrongly ordered, as rax does.
 DEFAULT_PAIR_TIES: Ties = "worst"

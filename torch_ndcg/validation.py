@@ -57,6 +57,19 @@ def check_option(name: str, value: object, choices: Iterable[str]) -> str:
     return value
 
 
+def check_broadcasts(name: str, value: object, shape: tuple[int, ...], what: str) -> Tensor:
+    """``value``, what a user's function passed as ``name`` returned, if it is a tensor that
+    broadcasts to ``shape`` (``what`` names that shape's items); else a ValueError."""
+    try:
+        fits = isinstance(value, Tensor) and torch.broadcast_shapes(value.shape, shape) == torch.Size(shape)
+    except RuntimeError:
+        fits = False
+    if not fits:
+        got = tuple(value.shape) if isinstance(value, Tensor) else type(value).__name__
+        raise ValueError(f"{name} must return a tensor that broadcasts to the {what} {tuple(shape)}, got {got}")
+    return value
+
+
 def check_flag(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {value!r}")

@@ -118,12 +118,40 @@ def test_storage_follows_the_interactions_not_the_catalogue():
         ("ratings.csv", "userId,movieId,rating,timestamp\n1,2,3,4\n1,2,3,4,5\n", r"ratings\.csv:3: expected 4 fields"),
         ("x.inter", "user_id:token\tscore:float\n1\t2\n", r"x\.inter:1: .*missing 'item_id'"),
         ("x.inter", "user_id:token\titem_id:token\trating:float\n1\t2\tinf\n", r"x\.inter:2: the rating must be finite"),
+        # Finite, but inf once stored as float32.
+        ("u.data", "1\t2\t3\t4\n1\t3\t1e39\t4\n", r"u\.data:2: the rating must be at most 3\.40282e\+38"),
+        ("ratings.csv", "userId,movieId,rating\n1,2,-1e39\n", r"ratings\.csv:2: the rating must be at most"),
     ],
 )
 def test_malformed_files_name_the_file_and_line(tmp_path, name, text, message):
     path = tmp_path / name
     path.write_text(text)
     with pytest.raises(ValueError, match=message):
+        read_interactions(path)
+
+
+def test_the_largest_float32_rating_is_kept(tmp_path):
+    path = tmp_path / "u.data"
+    path.write_text("1\t2\t3.4e38\t4\n")
+    assert read_interactions(path).ratings.tolist() == [np.float32(3.4e38)]
+
+
+def test_ids_differing_in_undecodable_bytes_are_refused_naming_the_line_not_merged(tmp_path):
+    # Two users, "café" and "cafè" in latin-1: neither is valid UTF-8, and replacing the bad byte
+    # would make them one user.
+    path = tmp_path / "u.data"
+    path.write_bytes(b"1\t2\t3\t4\ncaf\xe9\t2\t3\t4\ncaf\xe8\t2\t3\t4\n")
+    with pytest.raises(ValueError, match=r"u\.data:2: not valid utf-8"):
+        read_interactions(path)
+    log = read_interactions(path, encoding="latin-1")
+    assert log.user_ids == ["1", "caf\xe8", "caf\xe9"] and log.users.tolist() == [0, 2, 1]
+
+
+def test_an_undecodable_line_deep_in_a_file_is_named(tmp_path):
+    # Far past the reader's first buffer, so the line comes from the bytes, not the buffer.
+    path = tmp_path / "u.data"
+    path.write_bytes(b"".join(b"%d\t2\t3\t4\n" % i for i in range(20000)) + b"\xff\t2\t3\t4\n")
+    with pytest.raises(ValueError, match=r"u\.data:20001: not valid utf-8"):
         read_interactions(path)
 
 
@@ -139,6 +167,8 @@ def test_inter_without_rating_or_time_is_implicit_in_file_order(tmp_path):
 def test_bad_options_are_named(tmp_path):
     with pytest.raises(ValueError, match="format must be one of"):
         read_interactions(write_udata(tmp_path / "u.data"), format="tsv")
+    with pytest.raises(ValueError, match="encoding must be a text encoding Python knows"):
+        read_interactions(write_udata(tmp_path / "u.data"), encoding="utf-9")
     log = read_interactions(write_udata(tmp_path / "u.data"), format="udata")
     for kwargs, message in [
         ({"test": -1}, "test as a count must be ≥ 0"),

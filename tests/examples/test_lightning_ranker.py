@@ -11,5 +11,6 @@ def test_two_epoch_cpu_fit_logs_ndcg(tmp_path):
 
     metrics = lightning_ranker.main(["--epochs", "2", "--queries", "64", "16", "16", "--features", "8",
                                      "--accelerator", "cpu", "--root-dir", str(tmp_path)])
-    assert {"val_ndcg@1", "val_ndcg@5", "val_ndcg@10", "train_loss"} <= set(metrics)
-    assert all(0 <= metrics[f"val_ndcg@{k}"] <= 1 for k in (1, 5, 10))
+    # The keys the README shows: val/ndcg@k apart from the train/ keys.
+    assert {"val/ndcg@1", "val/ndcg@5", "val/ndcg@10", "train/loss"} <= set(metrics)
+    assert all(0 <= metrics[f"val/ndcg@{k}"] <= 1 for k in (1, 5, 10))

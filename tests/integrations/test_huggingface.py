@@ -18,6 +18,7 @@ from torch_ndcg.integrations.huggingface import RankingMetrics  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from hf_trainer_ranker import Items, Scorer, ScorerConfig, main as example_main  # noqa: E402
+from torchmetrics import MetricCollection  # noqa: E402
 from transformers import Trainer, TrainingArguments  # noqa: E402
 
 FEATURES = 4
@@ -44,7 +45,7 @@ def test_items_with_query_ids_in_a_real_evaluate(items, tmp_path):
     features = torch.stack([row["features"] for row in dataset.rows])
     labels = torch.stack([row["labels"] for row in dataset.rows])
     query_ids = torch.tensor([row["query_ids"] for row in dataset.rows])
-    compute_metrics = RankingMetrics([tn.metrics.NDCG(k=(1, 5, 10)), tn.metrics.MRR(k=(10,))])
+    compute_metrics = RankingMetrics([tn.metrics.NDCG(k=(1, 5, 10)), tn.metrics.MRR(k=10)])
     trainer = Trainer(
         model=model, args=_arguments(tmp_path), eval_dataset=dataset,
         compute_metrics=compute_metrics,
@@ -82,6 +83,20 @@ def test_lists_layout_with_trainer_padding():
     result = compute_metrics(_prediction(scores[1:].numpy(), labels[1:].numpy()), compute_result=True)
     expected = tn.ndcg(scores, labels.clamp(min=0), 3, mask=labels != -100).item()
     assert result == {"ndcg@3": pytest.approx(expected, abs=1e-6)}
+
+
+def test_every_metric_logs_as_its_name_at_its_cutoff():
+    # MRR(k=10) alone is "MRR" in a MetricCollection, NDCG(k=(1, 5)) gives "ndcg@1": one form for both.
+    scores, labels = torch.tensor([[0.1, 0.9, 0.5]]), torch.tensor([[1, 2, 0]])
+    metrics = [tn.metrics.MRR(k=10), tn.metrics.NDCG(k=(1, 5)), tn.metrics.OrderedPairAccuracy()]
+    result = RankingMetrics(metrics, query_ids=None)(_prediction(scores, labels))
+    assert set(result) == {"mrr@10", "ndcg@1", "ndcg@5", "ordered_pair_accuracy"}
+    assert result["mrr@10"] == pytest.approx(tn.mrr(scores, labels, 10).item())
+    collection = MetricCollection({"first_hit": tn.metrics.MRR(k=3), "NDCG": tn.metrics.NDCG(k=3)}, prefix="val/")
+    result = RankingMetrics(collection, query_ids=None)(_prediction(scores, labels))
+    assert set(result) == {"val/first_hit", "val/ndcg@3"}  # a name the user gave is kept
+    with pytest.raises(ValueError, match=r"two metrics would log under \['ndcg@3'\]"):
+        RankingMetrics(MetricCollection({"ndcg@3": tn.metrics.MRR(k=3), "NDCG": tn.metrics.NDCG(k=3)}))
 
 
 def test_mistakes_are_named():

@@ -16,6 +16,7 @@ pytest.importorskip("datasets", reason="the sentence-transformers extra (its [tr
 
 from sentence_transformers.cross_encoder import CrossEncoder, CrossEncoderTrainer  # noqa: E402
 from sentence_transformers.cross_encoder import CrossEncoderTrainingArguments  # noqa: E402
+from sentence_transformers.cross_encoder import losses as peer  # noqa: E402
 from sentence_transformers.cross_encoder.evaluation import (  # noqa: E402
     CrossEncoderRerankingEvaluator as ReferenceEvaluator,
 )
@@ -117,7 +118,7 @@ def test_config_and_citation(model):
 
 
 LIST_LOSSES = {"NeuralNDCGLoss": {"k": 3}, "ApproxNDCGLoss": {"k": 3}, "LambdaLoss": {"k": 3}, "ListNetLoss": {}}
-DISTILL_LOSSES = {name: {} for name in ("DistillListNetLoss", "DistillListMLELoss", "DistillRankNetLoss", "MarginMSELoss", "AdrMSELoss")}
+DISTILL_LOSSES = {name: {} for name in ("DistillListNetLoss", "DistillListMLELoss", "DistillRankNetLoss", "MarginMSELoss", "ADRMSELoss")}
 
 
 def _train_one_epoch(model, loss, dataset, tmp_path):
@@ -260,3 +261,125 @@ def test_evaluator_without_a_positive_to_rerank_scores_zero_as_sentence_transfor
     expected = ReferenceEvaluator(samples, **options)(StubModel({}))
     got = st.CrossEncoderRerankingEvaluator(samples, **options)(StubModel({}))
     assert got == pytest.approx(expected, abs=0) and set(got.values()) == {0.0}
+
+
+def test_every_loss_has_the_name_of_its_sentence_transformers_peer():
+    # The import swap: each of our losses that sentence-transformers also has is spelled as there.
+    peers = {name for name in dir(peer) if name.endswith("Loss")}
+    ours = {name for name in st.__all__ if name.endswith("Loss")}
+    assert {"ADRMSELoss", "LambdaLoss", "ListNetLoss", "MarginMSELoss"} <= ours & peers
+    spelled_there = {name.lower(): name for name in peers}
+    assert [name for name in ours if spelled_there.get(name.lower(), name) != name] == []
+
+
+def test_a_batch_whose_queries_have_no_documents_gives_zero_with_a_warning(model):
+    for name in [*LIST_LOSSES, *DISTILL_LOSSES]:
+        with pytest.warns(UserWarning, match="no query in this batch has a document"):
+            value = getattr(st, name)(model)([QUERIES[:2], [[], []]], [torch.zeros(0), torch.zeros(0)])
+        assert value.item() == 0.0, name
+        value.backward()  # a training step on it still runs
+
+
+def test_evaluator_refuses_a_model_that_returns_too_few_scores():
+    samples = [{"query": "q", "positive": ["a"], "negative": ["b", "c"]}]
+
+    class ShortModel(StubModel):
+        def predict(self, pairs, **options):
+            return super().predict(pairs, **options)[:-1]
+
+    model = ShortModel({("q", d): s for d, s in zip("abc", [0.3, 0.2, 0.1])})
+    with pytest.raises(ValueError, match=r"returned 2 scores for 3 \(query, document\) pairs"):
+        st.CrossEncoderRerankingEvaluator(samples)(model)
+
+
+class ScoreLookup(torch.nn.Module):
+    """A stand-in CrossEncoder whose score of the document named ``"d<i>"`` is ``flat[i]``, so
+    both libraries' losses run their own ``forward`` on known scores."""
+
+    num_labels = 1
+    device = torch.device("cpu")
+
+    def __init__(self, flat):
+        super().__init__()
+        self.flat = flat
+
+    def preprocess(self, pairs, prompt=None, task=None):
+        return {"index": torch.tensor([int(document[1:]) for _, document in pairs])}
+
+    def forward(self, tokens):
+        return {"scores": self.flat[tokens["index"]]}
+
+
+def _graded_batch(lengths, seed=0):
+    """Ragged lists of distinct scores and grades 0..3, as ``(model, inputs, labels)``."""
+    gen = torch.Generator().manual_seed(seed)
+    flat = torch.randperm(sum(lengths), generator=gen).double() / 7
+    starts = np.cumsum([0, *lengths[:-1]]).tolist()
+    documents = [[f"d{start + i}" for i in range(n)] for start, n in zip(starts, lengths)]
+    labels = [torch.randint(0, 4, (n,), generator=gen).float() for n in lengths]
+    return ScoreLookup(flat), [[f"q{b}" for b in range(len(lengths))], documents], labels
+
+
+SCHEMES = [peer.NoWeightingScheme(), peer.LambdaRankScheme(), peer.NDCGLoss2Scheme(), peer.NDCGLoss2PPScheme(mu=3.0)]
+
+
+@pytest.mark.parametrize("scheme", SCHEMES, ids=lambda scheme: type(scheme).__name__)
+def test_lambda_loss_takes_their_weighting_scheme_and_differs_by_the_documented_scale(scheme):
+    model, inputs, labels = _graded_batch([8, 5, 8, 3])
+    theirs = peer.LambdaLoss(model, weighting_scheme=scheme)(inputs, labels).item()
+    # Without a cutoff, with their gain and a sum: theirs (a mean over the batch's pairs) times the pairs.
+    summed = st.LambdaLoss(model, weighting_scheme=scheme, gain="exp2", reduction="sum")(inputs, labels).item()
+    pairs = sum(int((row[:, None] > row[None, :]).sum()) for row in labels)
+    assert summed == pytest.approx(theirs * pairs, rel=1e-5)
+    # Their positional order and the natural log give theirs in nats, scaled the same way.
+    nats = st.LambdaLoss(model, scheme, None, gain="exp2", reduction="sum", reduction_log="natural")(inputs, labels)
+    natural = peer.LambdaLoss(model, scheme, reduction_log="natural")(inputs, labels).item()
+    assert nats.item() == pytest.approx(natural * pairs, rel=1e-5)
+    # By default (linear gain, mean over lists) the scale differs by a factor of the batch.
+    default = st.LambdaLoss(model, weighting_scheme=scheme)(inputs, labels).item()
+    assert not default == pytest.approx(theirs, rel=0.5)
+
+
+def test_lambda_loss_maps_each_scheme_form_to_the_same_weighting(model):
+    for scheme in (peer.NDCGLoss2PPScheme(), peer.NDCGLoss2PPScheme, "NDCGLoss2PPScheme"):
+        config = st.LambdaLoss(model, weighting_scheme=scheme).get_config_dict()
+        assert (config["weighting"], config["mu"]) == ("ndcg_loss2pp", peer.NDCGLoss2PPScheme().mu)
+    assert st.LambdaLoss(model, weighting_scheme=None).get_config_dict()["weighting"] == "none"
+    assert st.LambdaLoss(model, peer.LambdaRankScheme(), 3).get_config_dict()["k"] == 3
+
+
+def test_lambda_loss_refuses_their_options_it_cannot_honour(model):
+    with pytest.raises(ValueError, match="weighting_scheme must be one of .*NDCGLoss1Scheme and custom"):
+        st.LambdaLoss(model, weighting_scheme=peer.NDCGLoss1Scheme())
+    with pytest.raises(ValueError, match="weighting_scheme must be one of"):
+        st.LambdaLoss(model, weighting_scheme="lambdarank")
+    with pytest.raises(TypeError, match="weighting= or sentence-transformers' weighting_scheme=, not both"):
+        st.LambdaLoss(model, weighting="none", weighting_scheme=None)
+    with pytest.raises(ValueError, match="reduction_log must be one of"):
+        st.LambdaLoss(model, reduction_log="ten")
+    with pytest.raises(ValueError, match="eps must be a finite number > 0"):
+        st.LambdaLoss(model, eps=0.0)
+
+
+def _teacher_batch(lengths, seed=1):
+    """Ragged lists of distinct scores and distinct real-valued teacher scores."""
+    model, inputs, _ = _graded_batch(lengths, seed)
+    gen = torch.Generator().manual_seed(seed + 1)
+    teacher = [torch.randperm(n, generator=gen).double() * 0.7 - 3.1 for n in lengths]
+    return model, inputs, teacher
+
+
+@pytest.mark.parametrize("alpha", [1.0, 4.0])
+def test_adr_mse_takes_their_alpha_and_equals_theirs_on_equal_lengths(alpha):
+    model, inputs, teacher = _teacher_batch([6, 6, 6])
+    theirs = peer.ADRMSELoss(model, alpha=alpha)(inputs, teacher).item()
+    assert st.ADRMSELoss(model, alpha=alpha)(inputs, teacher).item() == pytest.approx(theirs, rel=1e-5)
+    assert st.ADRMSELoss(model, alpha)(inputs, teacher).item() == pytest.approx(theirs, rel=1e-5)
+    assert st.ADRMSELoss(model, temperature=1 / alpha)(inputs, teacher).item() == pytest.approx(theirs, rel=1e-5)
+
+
+def test_adr_mse_refuses_alpha_with_temperature_or_out_of_range(model):
+    with pytest.raises(TypeError, match="temperature= or sentence-transformers' alpha="):
+        st.ADRMSELoss(model, alpha=2.0, temperature=0.5)
+    with pytest.raises(ValueError, match="alpha must be a finite number > 0"):
+        st.ADRMSELoss(model, alpha=0.0)

@@ -21,3 +21,15 @@ def awkward_batch(dtype: torch.dtype, batch: int = 6, length: int = 9, seed: int
     mask[4, 2] = True  # a single real item
     relevance[4, 2] = 2
     return scores, relevance, mask
+
+
+def assert_flat_items_match_padding(fn, scores, relevance, mask, padded) -> None:
+    """``fn`` on the real items in a shuffled flat layout (``indexes=``, one query id per row)
+    gives the ``padded`` call's ``(value, gradient)``; ``fn`` sums over lists."""
+    rows = torch.arange(scores.shape[0])[:, None].expand_as(scores)[mask]
+    perm = torch.randperm(rows.numel(), generator=torch.Generator().manual_seed(0))
+    x = scores[mask][perm].clone().requires_grad_()
+    flat = fn(x, relevance[mask][perm], indexes=rows[perm])
+    (flat_grad,) = torch.autograd.grad(flat, x)
+    torch.testing.assert_close(flat.detach(), padded[0], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(flat_grad, padded[1][mask][perm], rtol=1e-12, atol=1e-12)

@@ -21,6 +21,16 @@ LOSSES = {
     "ranknet_loss": tn.ranknet_loss,
     "lambda_loss": lambda s, r, **o: tn.lambda_loss(s, r, 3, **o),
     "pairwise_hinge_loss": tn.pairwise_hinge_loss,
+    # pair weights beyond the defaults (torch_ndcg.pair_weights): the general weighted path
+    "ranknet_loss[dcg2]": lambda s, r, **o: tn.ranknet_loss(s, r, weighting="dcg2", k=3, gain="exp2", **o),
+    "pairwise_hinge_loss[label_difference]": lambda s, r, **o: tn.pairwise_hinge_loss(
+        s, r, weighting="label_difference", **o
+    ),
+    "lambda_loss[ndcg_loss1]": lambda s, r, **o: tn.lambda_loss(s, r, 3, weighting="ndcg_loss1", **o),
+    "listmle_loss[plistmle]": lambda s, r, **o: tn.listmle_loss(s, r, weighting="plistmle", **o),
+    "lambda_loss[own function]": lambda s, r, **o: tn.lambda_loss(
+        s, r, weighting=lambda pairs: pairs.gain_i * pairs.discount(pairs.rank_j), **o
+    ),
 }
 # Every metric's twin, with each relaxation.
 TWIN_RELAXATIONS = {
@@ -178,6 +188,9 @@ IMPLS = {
     "ranknet_loss": ("dense", "streaming"),
     "lambda_loss": ("dense", "streaming"),
     "pairwise_hinge_loss": ("dense", "streaming"),
+    "ranknet_loss[dcg2]": ("dense", "streaming"),
+    "pairwise_hinge_loss[label_difference]": ("dense", "streaming"),
+    "lambda_loss[ndcg_loss1]": ("dense", "streaming"),
 }
 
 

@@ -132,7 +132,7 @@ def test_ranknet_soft_targets_differ_from_hard_ones_at_a_warm_temperature():
 
 
 def test_lambdaloss_learns_nothing_from_negative_teacher_logits():
-    (case,) = [c for c in CASES if c["st_loss"] == "LambdaLoss"]
+    (case,) = [c for c in CASES if c["name"] == "lambdaloss-negative-teacher"]
     assert max(max(row) for row in case["teacher_scores"]) < 0
     assert case["value"] == 0.0 and all(g == 0.0 for row in case["grad"] for g in row)
     scores, teacher, mask = _inputs(case)

@@ -92,6 +92,30 @@ def test_grad_and_jacrev_equal_autograd(name, impl):
     torch.testing.assert_close(jacobian, rows)
 
 
+# Pair weights beyond the defaults run the general weighted path (torch_ndcg.pair_weights), and
+# ListMLE's position weights an autograd one (torch_ndcg.position_weights).
+WEIGHTED = [(name, impl, weighting) for name in ("ranknet_loss", "pairwise_hinge_loss", "lambda_loss")
+            for impl in ("dense", "streaming") for weighting in ("dcg2", "ndcg_loss1")]  # fmt: skip
+WEIGHTED.append(("listmle_loss", None, "plistmle"))
+
+
+@pytest.mark.parametrize(("name", "impl", "weighting"), WEIGHTED)
+def test_weightings_under_grad_jacrev_and_vmap(name, impl, weighting):
+    scores, target, mask = _inputs(name, (3, 2, 6), seed=8)
+    metric = {} if name == "listmle_loss" else {"k": 3, "gain": "exp2"}
+    call = _call(name, impl, weighting=weighting, **metric, reduction="none")
+    total = _call(name, impl, weighting=weighting, **metric, reduction="sum")
+    first = scores[0], target[0], mask[0]
+    torch.testing.assert_close(grad(total)(*first), _autograd(total, *first))
+    jacobian = jacrev(lambda s: call(s, *first[1:]))(first[0])
+    rows = torch.stack([_autograd(lambda s, t, m: call(s, t, m)[b], *first) for b in range(2)])
+    torch.testing.assert_close(jacobian, rows)
+    loop = torch.stack([call(*one) for one in zip(scores, target, mask)])
+    torch.testing.assert_close(vmap(call)(scores, target, mask), loop, equal_nan=True)
+    per_sample = vmap(grad(total))(scores, target, mask)
+    torch.testing.assert_close(per_sample, torch.stack([_autograd(total, *one) for one in zip(scores, target, mask)]))
+
+
 @pytest.mark.parametrize(("name", "impl"), CASES)
 def test_vmap_equals_the_loop_of_single_calls(name, impl):
     scores, target, mask = _inputs(name, (4, 2, 6), seed=1)

@@ -227,6 +227,11 @@ _IMPL = {"impl": st.sampled_from(["auto", "dense", "streaming", "gpu"])}
 _APPROX_IMPL = {"impl": st.sampled_from(["auto", "dense", "streaming", "sorted", "gpu"])}
 _POSITIVE = st.sampled_from([1.0, 0.1, 0.0, -1.0, float("nan"), float("inf"), "1"])
 _SCALED = st.sampled_from(["auto", 1.0, 0.1, 0.0, -1.0, float("nan"), float("inf"), "1", "Auto"])
+# The pair weights beyond the paper's schemes, and the metric options they read (a keyword k).
+_PAIR_WEIGHTS = ["dcg2", "ndcg_loss1", "label_difference", tn.pair_weights.dcg2, lambda pairs: pairs.rank_i]
+_WEIGHTED = {
+    **_NDCG, "weighting": st.sampled_from(["none", "ndcg3", *_PAIR_WEIGHTS]), "k": st.sampled_from([None, 1, 3, 0, (1, 2)]),
+}
 _STOCHASTIC = {"stochastic": st.booleans(), "log_scores": st.sampled_from([False, True, 1])}
 
 # name: (function, module class or None, whether it takes k, its own option strategies)
@@ -241,13 +246,15 @@ LOSSES = {
     "approx_ndcg": (tn.approx_ndcg, None, True, {**_NDCG, "temperature": _POSITIVE}),
     "lambda_loss": (tn.lambda_loss, tn.LambdaLoss, True, {
         **_NDCG, **_IMPL, "sigma": _POSITIVE, "mu": _POSITIVE,
-        "weighting": st.sampled_from(["ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none", "ndcg3"]),
+        "weighting": st.sampled_from(["ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none", "ndcg3", *_PAIR_WEIGHTS]),
     }),
     "listnet_loss": (tn.listnet_loss, tn.ListNetLoss, False, dict(_GAIN)),
     "softmax_loss": (tn.softmax_loss, tn.SoftmaxLoss, False, dict(_GAIN)),
-    "listmle_loss": (tn.listmle_loss, tn.ListMLELoss, False, {}),
-    "ranknet_loss": (tn.ranknet_loss, tn.RankNetLoss, False, {**_IMPL, "sigma": _POSITIVE}),
-    "pairwise_hinge_loss": (tn.pairwise_hinge_loss, tn.PairwiseHingeLoss, False, {**_IMPL, "margin": _POSITIVE}),
+    "listmle_loss": (tn.listmle_loss, tn.ListMLELoss, False, {
+        "weighting": st.sampled_from(["none", "plistmle", "lambdarank", tn.position_weights.plistmle, lambda i, n: i]),
+    }),
+    "ranknet_loss": (tn.ranknet_loss, tn.RankNetLoss, False, {**_IMPL, **_WEIGHTED, "sigma": _POSITIVE}),
+    "pairwise_hinge_loss": (tn.pairwise_hinge_loss, tn.PairwiseHingeLoss, False, {**_IMPL, **_WEIGHTED, "margin": _POSITIVE}),
 }
 # Every metric's twin that has an ``empty`` (the shared loss options draw one), with a drawn relaxation.
 _RELAXATION = {"relaxation": st.sampled_from(

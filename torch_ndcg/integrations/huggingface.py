@@ -18,9 +18,12 @@ Two layouts:
   items (``[B, N]``) and the labels are ``[B, N]``; the label ``-100`` (the Trainer's own padding)
   marks padded items. This layout also works without ``batch_eval_metrics``.
 
-The keys are those of ``torchmetrics.MetricCollection(metrics).compute()`` (``ndcg@10`` for a
-metric with several cutoffs or with ``k=(10,)``; the class name for a single ``k``), and the
-Trainer prefixes them with ``eval_``. This module imports no ``transformers``: it reads the
+Every value has one key form, the metric's name at its cutoff as ``NDCG(k=(1, 5, 10)).compute()``
+names them: ``ndcg@1``, ``mrr@10``, ``ordered_pair_accuracy`` (no cutoff), whether the metric
+has one cutoff or several (``torchmetrics.MetricCollection`` alone would name a single-cutoff
+metric after its class, ``MRR``); a metric a collection was given under a name of its own keeps
+that name, and the collection's ``prefix`` and ``postfix`` apply. The Trainer prefixes the keys
+with ``eval_``. This module imports no ``transformers``: it reads the
 ``EvalPrediction`` it is given. Needs ``torchmetrics`` (the ``metrics`` extra).
 """
 
@@ -32,13 +35,32 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from .. import metrics as _metrics  # noqa: F401  (without torchmetrics: an ImportError that says how to install it)
+from .. import metrics as _metrics  # (without torchmetrics: an ImportError that says how to install it)
 from torchmetrics import Metric, MetricCollection
 
 __all__ = ["RankingMetrics"]
 
 #: The label value with which the Trainer pads labels (``padding_index``): a padded item.
 PADDING_LABEL = -100
+
+
+def _result_keys(collection: MetricCollection) -> dict[str, str]:
+    """``collection.compute()``'s key of each single-cutoff metric it named after its class, and
+    the key of the same value in a several-cutoff metric's result (``"MRR"`` → ``"mrr@10"``)."""
+
+    def affixed(base: str) -> str:
+        return f"{collection.prefix or ''}{base}{collection.postfix or ''}"
+
+    renamed = {
+        affixed(name): affixed(metric._result_names[0])
+        for name, metric in collection.items(keep_base=True, copy_state=False)
+        if isinstance(metric, _metrics._Accumulated) and not metric._many and name == type(metric).__name__
+    }
+    others = {affixed(name) for name in collection.keys(keep_base=True)} - set(renamed)
+    clashes = sorted(set(renamed.values()) & others)
+    if clashes:
+        raise ValueError(f"RankingMetrics: two metrics would log under {clashes}: name them apart in the collection")
+    return renamed
 
 
 class RankingMetrics:
@@ -64,6 +86,7 @@ class RankingMetrics:
         if isinstance(metrics, Metric):
             metrics = [metrics]
         self.metrics = metrics if isinstance(metrics, MetricCollection) else MetricCollection(list(metrics))
+        self._keys = _result_keys(self.metrics)
         if query_ids is not None and not isinstance(query_ids, str):
             raise TypeError(f"query_ids must be the name of a key of the batch (a str) or None, got {query_ids!r}")
         self.query_ids = query_ids
@@ -100,7 +123,7 @@ class RankingMetrics:
             return {}
         results = self.metrics.compute()
         self.metrics.reset()
-        return {key: value.item() for key, value in results.items()}
+        return {self._keys.get(key, key): value.item() for key, value in results.items()}
 
     def _ids(self, inputs: Any) -> Tensor:
         if not isinstance(inputs, Mapping):

@@ -27,7 +27,9 @@ from __future__ import annotations
 import csv
 import itertools
 import logging
+import math
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -36,9 +38,11 @@ import torch
 from torch import Tensor, nn
 
 from .. import functional
+from ..validation import caller_stacklevel
 from ..losses import modules
 
 try:
+    from sentence_transformers.cross_encoder import losses as _peer_losses
     from sentence_transformers.cross_encoder.evaluation import (
         CrossEncoderRerankingEvaluator as _SentenceTransformersRerankingEvaluator,
     )
@@ -51,7 +55,7 @@ except ImportError as error:  # sentence-transformers is an optional extra
     ) from error
 
 __all__ = [
-    "AdrMSELoss",
+    "ADRMSELoss",
     "ApproxNDCGLoss",
     "CrossEncoderRerankingEvaluator",
     "DistillListMLELoss",
@@ -127,8 +131,25 @@ class _CrossEncoderLoss(nn.Module):
         name = type(self).__name__
         queries, documents = _document_lists(inputs, name)
         targets = self._targets(_label_rows(labels, name), [len(docs) for docs in documents])
+        if not any(documents):
+            return self._nothing_to_rank(len(documents))
         scores, target, mask = self._padded(queries, documents, targets, prompt, task)
+        return self._value(scores, target, mask)
+
+    def _value(self, scores: Tensor, target: Tensor, mask: Tensor) -> Tensor:
         return self.criterion(scores, target, mask=mask)
+
+    def _nothing_to_rank(self, queries: int) -> Tensor:
+        """The loss of a batch whose lists are all empty: what the loss gives lists with no real
+        item (0 with a zero gradient, so a training step still runs), with a warning, since such a
+        batch usually means the dataset's document lists were dropped."""
+        warnings.warn(
+            f"{type(self).__name__}: no query in this batch has a document, so there is nothing to rank: the loss "
+            "is 0 and its gradient zero. Check the dataset's document lists", UserWarning, stacklevel=caller_stacklevel(),
+        )  # fmt: skip
+        device = self.model.device
+        scores = torch.zeros(queries, 1, device=device, requires_grad=True)
+        return self._value(scores, torch.zeros(queries, 1, device=device), torch.zeros(queries, 1, dtype=torch.bool, device=device))
 
     def _targets(self, rows: list[Tensor], lengths: list[int]) -> list[Tensor]:
         if [row.numel() for row in rows] != lengths:
@@ -235,9 +256,63 @@ class ApproxNDCGLoss(_CrossEncoderLoss):
 """
 
 
+# sentence-transformers' weighting schemes and the ``weighting=`` of :func:`torch_ndcg.lambda_loss`
+# with the same weights (its NDCGLoss1Scheme has none: it also keeps pairs of equal labels).
+_PEER_SCHEMES = {
+    "NoWeightingScheme": "none",
+    "LambdaRankScheme": "lambdarank",
+    "NDCGLoss2Scheme": "ndcg_loss2",
+    "NDCGLoss2PPScheme": "ndcg_loss2pp",
+}
+_REDUCTION_LOGS = ("binary", "natural")
+
+
+def _weighting_options(scheme: Any) -> dict[str, Any]:
+    """``weighting=`` (and NDCG-Loss2++'s ``mu=``) for one of sentence-transformers' weighting
+    schemes: an instance, its class, its class's name, or ``None`` (no weighting, as there)."""
+    if scheme is None:
+        return {"weighting": "none"}
+    name = scheme if isinstance(scheme, str) else scheme.__name__ if isinstance(scheme, type) else type(scheme).__name__
+    peer = getattr(_peer_losses, name, None)
+    is_peer = isinstance(peer, type) and (scheme is peer or isinstance(scheme, (str, peer)))
+    if not is_peer or name not in _PEER_SCHEMES:
+        known = ", ".join(_PEER_SCHEMES)
+        raise ValueError(
+            f"weighting_scheme must be one of sentence-transformers' {known} (or None), got {scheme!r}; "
+            f"NDCGLoss1Scheme and custom schemes have no counterpart here (weighting= takes this library's names)"
+        )
+    options: dict[str, Any] = {"weighting": _PEER_SCHEMES[name]}
+    if name == "NDCGLoss2PPScheme":
+        options["mu"] = scheme.mu if isinstance(scheme, peer) else peer().mu
+    return options
+
+
 @_documented(", k=10, weighting=\"ndcg_loss2pp\"")
 class LambdaLoss(_CrossEncoderLoss):
-    """LambdaLoss on the metric's NDCG@k (:func:`torch_ndcg.lambda_loss`); labels are relevance."""
+    """LambdaLoss on the metric's NDCG@k (:func:`torch_ndcg.lambda_loss`); labels are relevance.
+
+    It takes sentence-transformers' keywords too, so that its ``LambdaLoss`` swaps for this one:
+    ``weighting_scheme`` (``NoWeightingScheme``, ``LambdaRankScheme``, ``NDCGLoss2Scheme``,
+    ``NDCGLoss2PPScheme(mu)`` or ``None``, instances, classes or class names; they map to
+    ``weighting=`` ``"none"``, ``"lambdarank"``, ``"ndcg_loss2"``, ``"ndcg_loss2pp"`` with
+    ``mu``; its ``NDCGLoss1Scheme`` is refused), ``reduction_log`` (``"binary"``, bits as here,
+    or ``"natural"``, nats) and ``eps`` (accepted, no effect: a list whose ideal DCG is 0 has no
+    pair to weigh, here as there). As there, the first argument after the model may be the scheme
+    (``k`` is never a scheme or a string).
+
+    The same keywords do not give the same number. With the same scores, labels and weights the
+    two differ in:
+
+    * the gain: ``2^label − 1`` there, this library's ``gain=`` here (``"linear"`` by default:
+      pass ``gain="exp2"`` for theirs);
+    * the reduction: there the mean over every kept pair of the batch, here the sum over each
+      list's pairs, then ``reduction=`` over lists (``"mean"`` by default). With ``k=None``,
+      ``gain="exp2"`` and ``reduction="sum"`` this loss is theirs times the number of pairs of
+      different labels in the batch;
+    * the pairs at a cutoff: there a pair counts when either item is in the current top k, here
+      when both are (the paper's NDCG@k bound), so below the list length the pair sets differ;
+    * negative labels: clamped to 0 there, refused here.
+    """
 
     _criterion = modules.LambdaLoss
     _citation = """
@@ -249,6 +324,40 @@ class LambdaLoss(_CrossEncoderLoss):
     year={2018}
 }
 """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        *args: Any,
+        weighting_scheme: Any = ...,
+        reduction_log: str = "binary",
+        eps: float = 1e-10,
+        activation_fn: nn.Module | None = None,
+        mini_batch_size: int | None = None,
+        **options: Any,
+    ) -> None:
+        if args and isinstance(args[0], (nn.Module, type, str)):  # their order: (model, weighting_scheme, k)
+            if weighting_scheme is not ...:
+                raise TypeError("LambdaLoss got weighting_scheme both by position and by keyword")
+            weighting_scheme, args = args[0], args[1:]
+        if weighting_scheme is not ...:
+            if "weighting" in options:
+                raise TypeError("LambdaLoss takes weighting= or sentence-transformers' weighting_scheme=, not both")
+            options.update(_weighting_options(weighting_scheme))
+        if reduction_log not in _REDUCTION_LOGS:
+            raise ValueError(f"reduction_log must be one of {_REDUCTION_LOGS}, got {reduction_log!r}")
+        if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0 or not math.isfinite(eps):
+            raise ValueError(f"eps must be a finite number > 0, got {eps!r}")
+        super().__init__(model, *args, activation_fn=activation_fn, mini_batch_size=mini_batch_size, **options)
+        self.reduction_log = reduction_log
+        self.eps = eps
+
+    def _value(self, scores: Tensor, target: Tensor, mask: Tensor) -> Tensor:
+        bits = super()._value(scores, target, mask)
+        return bits * math.log(2) if self.reduction_log == "natural" else bits
+
+    def get_config_dict(self) -> dict[str, Any]:
+        return {**super().get_config_dict(), "reduction_log": self.reduction_log}
 
 
 _LISTNET_CITATION = """
@@ -350,9 +459,16 @@ class MarginMSELoss(_CrossEncoderLoss):
 
 
 @_documented(", temperature=1.0")
-class AdrMSELoss(_CrossEncoderLoss):
+class ADRMSELoss(_CrossEncoderLoss):
     """Approximate Discounted Rank MSE (:func:`torch_ndcg.adr_mse_loss`); labels are the teacher's
-    score of each document."""
+    score of each document.
+
+    It also takes sentence-transformers' ``alpha`` (by keyword, or first after the model as
+    there), the sharpness of the approximate ranks: ``alpha=a`` is ``temperature=1 / a``. On
+    lists of one length the value is theirs; on lists of different lengths theirs is the mean
+    over every document of the batch, this one the mean per list, then over lists
+    (``reduction=``).
+    """
 
     _criterion = modules.AdrMSELoss
     _citation = """
@@ -365,6 +481,23 @@ class AdrMSELoss(_CrossEncoderLoss):
     primaryClass={cs.IR}
 }
 """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        alpha: float | None = None,
+        *,
+        activation_fn: nn.Module | None = None,
+        mini_batch_size: int | None = None,
+        **options: Any,
+    ) -> None:
+        if alpha is not None:
+            if "temperature" in options:
+                raise TypeError("ADRMSELoss takes temperature= or sentence-transformers' alpha= (1 / temperature), not both")
+            if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < math.inf:
+                raise ValueError(f"alpha must be a finite number > 0, got {alpha!r}")
+            options["temperature"] = 1.0 / alpha
+        super().__init__(model, activation_fn=activation_fn, mini_batch_size=mini_batch_size, **options)
 
 
 class _Lists(NamedTuple):
@@ -490,6 +623,11 @@ class CrossEncoderRerankingEvaluator(_SentenceTransformersRerankingEvaluator):
             if pairs else [],
             dtype=np.float64,
         ).reshape(-1)
+        if predictions.size != len(pairs):
+            raise ValueError(
+                f"CrossEncoderRerankingEvaluator: model.predict returned {predictions.size} scores for "
+                f"{len(pairs)} (query, document) pairs; it must return one score per pair"
+            )
         mean_ap, mean_mrr, mean_ndcg = _mean_metrics(
             predictions, [sample.relevant for sample in scored], self.at_k, len(samples)
         )

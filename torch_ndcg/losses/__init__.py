@@ -22,6 +22,9 @@ NDCG twins of the approximate ranks, NeuralSort and Sinkhorn, with their own opt
 The field's standard losses take the same inputs: ``listnet_loss``, ``softmax_loss`` and
 ``listmle_loss`` (listwise), ``ranknet_loss`` and ``pairwise_hinge_loss`` (pairwise, streamed
 over blocks of pairs for long lists) and ``lambda_loss`` (LambdaLoss on the metric's NDCG@k).
+The pairwise losses' ``weighting=`` takes pair weights as plain functions (:mod:`.pair_weights`:
+label difference, LambdaRank's |ΔNDCG|, DCG2 and its top-n form, NDCG-Loss1/2/2++, or one's
+own), and ListMLE's takes position weights the same way (:mod:`.position_weights`: PListMLE's).
 
 Every loss also takes the metrics' flat layout, ``indexes=`` (one query id per item, any order
 and sizes): the same values and gradients as the padded lists, at the cost of the real lists
@@ -82,6 +85,7 @@ from .twins import (
     rbp_loss,
     recall_loss,
 )
+from . import pair_weights, position_weights
 
 __all__ = ["ApproxNDCGLoss", "NeuralNDCGLoss", "approx_ndcg", "approx_ndcg_loss", "neural_ndcg", "neural_ndcg_loss"]
 __all__ += ["LambdaLoss", "ListMLELoss", "ListNetLoss", "PairwiseHingeLoss", "RankNetLoss", "SoftmaxLoss"]

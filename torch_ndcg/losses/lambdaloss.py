@@ -29,13 +29,23 @@ from ..validation import names_arguments
 from . import common
 from .layout import flat_call
 from .options import DEFAULT_MU, DEFAULT_SIGMA, LambdaLossOptions
-from .pairwise import PairTerms, check_scale, pair_counts, pair_keys, pair_sum, preferred
+from . import pair_weights
+from .pairwise import (
+    PairTerms,
+    check_scale,
+    pair_counts,
+    pair_keys,
+    pair_sum,
+    preferred,
+    score_order,
+    weight_items,
+    weighted_terms,
+)
 
 
-def score_order(scores: Tensor, valid: Tensor) -> Tensor:
-    """``[B, N]`` indices by decreasing score, ties by index, padding last: position p holds rank p + 1."""
-    key = torch.where(valid, scores.detach(), torch.full_like(scores, -torch.inf))
-    return key.sort(dim=-1, descending=True, stable=True).indices
+# The paper's schemes as they always ran here: their weights built straight from the positions
+# in score order (the same values as their pair_weights functions, in fewer operations).
+SCHEMES = ("ndcg_loss2pp", "ndcg_loss2", "lambdarank", "none")
 
 
 def rank_weights(weighting: str, mu: float, at_rank: Tensor, rows: slice, cols: slice) -> Tensor:
@@ -89,17 +99,27 @@ def lambda_loss(
     * ``"ndcg_loss2"``: :math:`w_{ij} = |G_i - G_j|\,\delta_{ij}`,
       :math:`\delta_{ij} = |D(|r_i - r_j|) - D(|r_i - r_j| + 1)|`
     * ``"ndcg_loss2pp"`` (NDCG-Loss2++, the paper's best): :math:`\mu\,w^{\rm Loss2} + w^{\rm LambdaRank}`
-    * ``"none"``: :math:`w_{ij} = 1` (RankNet's loss in bits, summed).
+    * ``"ndcg_loss1"``: :math:`w_{ij} = G_i\,D(r_i)`, over every ordered pair of real items in
+      the top k (``i = j`` included), as the paper's NDCG-Loss1
+    * ``"none"``: :math:`w_{ij} = 1` (RankNet's loss in bits, summed)
+
+    or any other weight of :mod:`torch_ndcg.pair_weights` (a name or a function).
 
     ``D`` is ``discount`` (``1/log2(1 + r)`` by default) and IDCG@k is the metric's exact one.
     With ``gain="exp2"`` and ``reduction="sum"`` this is allRank's ``lambdaLoss`` (``k``,
     ``sigma``, ``mu`` alike), except that allRank clamps the sigmoid at 1e-10 (its gradient
-    vanishes beyond a score gap of ~23/σ; here it does not).
+    vanishes beyond a score gap of ~23/σ; here it does not). sentence-transformers'
+    ``LambdaLoss`` (``k=None``) is this with ``gain="exp2"`` and ``reduction="sum"`` divided
+    by the batch's number of pairs (every scheme's pairs as here; ``NDCGLoss1Scheme``: the
+    squares of the lists' lengths); with a cutoff it keeps the pairs with either item in the
+    top k, this loss those with both.
 
     Args:
         scores, relevance, k, indexes, mask, gain, discount, validate: as in :func:`torch_ndcg.ndcg`
             (``k`` is one cutoff or ``None``).
-        weighting: one of ``"ndcg_loss2pp"``, ``"ndcg_loss2"``, ``"lambdarank"``, ``"none"``.
+        weighting: one of the schemes above, another name of
+            :data:`torch_ndcg.pair_weights.NAMED` or a function of a
+            :class:`torch_ndcg.pair_weights.Pairs`.
         sigma: σ_s > 0, the slope of the logistic.
         mu: μ ≥ 0, the weight of NDCG-Loss2 in NDCG-Loss2++.
         empty: a list with nothing relevant (IDCG = 0), fewer than two real items or no pair of
@@ -125,13 +145,36 @@ def lambda_loss(
     lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
     check_scale("sigma", sigma, lists.scores.dtype)
     check_scale("mu", mu, lists.scores.dtype)
-    # In score order the ranks are positions: the discount part of every weight is one
-    # [block, depth] matrix for the whole batch, and a cutoff keeps only the first k columns.
+    # In score order the ranks are positions: a cutoff keeps only the first k columns.
     order = score_order(lists.scores, lists.valid)
     depth = lists.length if lists.cutoff is None else min(lists.cutoff, lists.length)
     top = order[:, :depth]
     valid = lists.valid.gather(-1, top)
     gains = lists.gains.gather(-1, top)
+    every = False
+    if isinstance(weighting, str) and weighting in SCHEMES:
+        terms = _scheme_terms(weighting, float(mu), lists, gains, valid, depth, discount)
+    else:
+        weight = pair_weights.resolve(weighting, float(mu))
+        items = weight_items(lists, relevance, top, discount, in_score_order=True)
+        every = pair_weights.every_pair(weight)
+        keys = (valid,) if every else pair_keys(gains, valid)
+        terms = weighted_terms(weight, items, keys, None, F.softplus, torch.sigmoid)
+    # σ scales the N scores once, and the change to bits the B sums, not every pair.
+    nats = pair_sum(lists.scores.gather(-1, top) * float(sigma), terms, impl)
+    values = nats / math.log(2)
+    is_empty = common.nothing_to_rank(lists)
+    if not every:  # (every pair of real items: a list with a relevant one has pairs)
+        is_empty = is_empty | (pair_counts(lists) == 0)
+    return common.finish_loss(values, is_empty, lists.batch_shape, empty, reduction)
+
+
+def _scheme_terms(
+    weighting: str, mu: float, lists: common.LossLists, gains: Tensor, valid: Tensor, depth: int, discount: d.Discount
+) -> PairTerms:
+    """One of :data:`SCHEMES` on the lists' top ``depth`` items in score order (``gains`` and
+    ``valid`` taken in that order): the discount part of every weight is one ``[block, depth]``
+    matrix for the whole batch."""
     high, low = pair_keys(gains, valid)
     if weighting != "none":
         # |G_i − G_j| over the preferred pairs is relu(G_i − G_j), with padding never below.
@@ -143,11 +186,6 @@ def lambda_loss(
         if weighting == "none":
             return preferred(high, low, rows, cols).to(high.dtype)
         gain_gap = (high[:, rows, None] - low[:, None, cols]).clamp(min=0)
-        return gain_gap * rank_weights(weighting, float(mu), at_rank, rows, cols)
+        return gain_gap * rank_weights(weighting, mu, at_rank, rows, cols)
 
-    # σ scales the N scores once, and the change to bits the B sums, not every pair.
-    terms = PairTerms(weight, (high, low), F.softplus, torch.sigmoid)
-    nats = pair_sum(lists.scores.gather(-1, top) * float(sigma), terms, impl)
-    values = nats / math.log(2)
-    is_empty = common.nothing_to_rank(lists) | (pair_counts(lists) == 0)
-    return common.finish_loss(values, is_empty, lists.batch_shape, empty, reduction)
+    return PairTerms(weight, (high, low), F.softplus, torch.sigmoid)

@@ -18,13 +18,22 @@ import torch
 from torch import Tensor
 
 from .. import definitions as d
-from ..options import DEFAULT_GAIN, DEFAULT_LOSS_EMPTY, DEFAULT_REDUCTION, LossEmpty, Reduction
+from ..options import (
+    DEFAULT_GAIN,
+    DEFAULT_LISTMLE_WEIGHTING,
+    DEFAULT_LOSS_EMPTY,
+    DEFAULT_REDUCTION,
+    ListMLEWeighting,
+    LossEmpty,
+    Reduction,
+)
 from ..dense import check_layout, check_values, may_read_values
-from ..validation import as_float_scores, check_gain_values, names_arguments
+from ..validation import as_float_scores, check_broadcasts, check_gain_values, names_arguments
 from . import common
 from .layout import flat_call
+from . import position_weights
 from .options import GainLossOptions, ListMLEOptions, LossOptions
-from .transforms import check_gain_readable, transforms_active, vmap_over_lists
+from .transforms import ListsFunction, check_gain_readable, transforms_active, vmap_over_lists
 from .value_checks import validated, warn_nothing_relevant
 
 
@@ -220,7 +229,7 @@ def label_order(relevance: Tensor, padding: Tensor | None, generator: torch.Gene
     return order.flip(-1)
 
 
-class PlackettLuce(torch.autograd.Function):
+class PlackettLuce(ListsFunction):
     r"""``Σ_i (ℓ_i − s_i)`` over the real items of ``scores`` taken in ``order`` (increasing
     label, padding last), where ``ℓ_i = log Σ_{j ≤ i} e^{s_j}`` sums the item and every item
     ranked below it. Taking the order inside keeps its gradient a single scatter.
@@ -269,13 +278,16 @@ class PlackettLuce(torch.autograd.Function):
         _, first, second, ctx.shifted = output
         ctx.save_for_backward(first, second, order, padding, scores)
         ctx.mark_non_differentiable(first, second)
+        ctx.set_materialize_grads(False)  # no zero gradients made for those two: backward reads only the sums'
 
     @staticmethod
     def vmap(info, in_dims, *args):
         return vmap_over_lists(PlackettLuce.apply, info, in_dims, args)
 
     @staticmethod
-    def backward(ctx, grad: Tensor, *_):
+    def backward(ctx, grad: Tensor | None, *_):
+        if grad is None:  # (grads are not materialised) no gradient reached the sums: none for the scores
+            return None, None, None, None
         first, second, order, padding, scores = ctx.saved_tensors
         if torch.is_grad_enabled():  # create_graph=True (and torch.func): a differentiable gradient
             ranked = _ranked(scores, order, padding)
@@ -323,6 +335,7 @@ def listmle_loss(
     mask: Tensor | None = None,
     indexes: Tensor | None = None,
     generator: torch.Generator | None = None,
+    weighting: ListMLEWeighting = DEFAULT_LISTMLE_WEIGHTING,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,
     validate: bool = True,
@@ -332,7 +345,12 @@ def listmle_loss(
 
     With the real items sorted by decreasing relevance, :math:`y(1), …, y(n)`,
 
-    .. math:: L = \sum_{i=1}^{n} \Big( \log \sum_{j=i}^{n} e^{s_{y(j)}} - s_{y(i)} \Big)
+    .. math:: L = \sum_{i=1}^{n} \lambda_i \Big( \log \sum_{j=i}^{n} e^{s_{y(j)}} - s_{y(i)} \Big)
+
+    with position weights :math:`\lambda_i` from ``weighting``: 1 by default (ListMLE), PListMLE's
+    :math:`(2^{n-i} - 1) / \sum_k (2^{n-k} - 1)` with ``"plistmle"`` (Lan et al., UAI 2014; the
+    weights of sentence-transformers' ``PListMLELoss``), or a function of
+    :mod:`torch_ndcg.position_weights`' signature.
 
     Items with equal labels are ordered by index (a stable sort), or, when ``generator`` is
     given, by a random permutation drawn from it per list. allRank's ``listMLE`` always shuffles
@@ -341,6 +359,8 @@ def listmle_loss(
     Args:
         scores, relevance, indexes, mask, validate: as in :func:`torch_ndcg.ndcg`.
         generator: breaks label ties at random (on the generator's device) when given.
+        weighting: ``"none"``, ``"plistmle"`` or a function of the positions (see
+            :mod:`torch_ndcg.position_weights`).
         empty, reduction: as in :func:`listnet_loss`.
 
     Example:
@@ -350,16 +370,38 @@ def listmle_loss(
     """
     if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
         return flat_call(listmle_loss, locals())
-    options = ListMLEOptions(generator=generator, empty=empty, reduction=reduction, validate=validate)
+    options = ListMLEOptions(generator=generator, weighting=weighting, empty=empty, reduction=reduction, validate=validate)
     lists = checked(scores, relevance, mask, options)
     padding = None if mask is None else ~mask
     order = label_order(lists.relevance, padding, generator)
     padding = None if padding is None else padding.gather(-1, order)
-    if torch.compiler.is_compiling():
+    weight = position_weights.resolve(weighting)
+    if weight is not None:
+        values = _weighted_plackett_luce(lists.scores, order, padding, weight)
+    elif torch.compiler.is_compiling():
         values = _plackett_luce_traced(lists.scores, order, padding)
     else:
         values = PlackettLuce.apply(lists.scores, order, padding, may_read_values(lists.scores, lists.validate))[0]
     return _finish(values, lists)
+
+
+def _weighted_plackett_luce(
+    scores: Tensor, order: Tensor, padding: Tensor | None, weight: position_weights.PositionWeight
+) -> Tensor:
+    """``Σ_i λ_i (ℓ_i − s_i)`` per list under autograd, the terms of :class:`PlackettLuce` (items
+    in ``order``, increasing label, padding last) with the position weights ``λ = weight(position,
+    length)``, positions counted from the top of the label order."""
+    ranked = scores.gather(-1, order)
+    if padding is not None:  # padding comes last: no real item's sum reaches it, and 0 keeps it finite
+        ranked = ranked.masked_fill(padding, 0.0)
+    terms = ranked.logcumsumexp(-1) - ranked
+    if padding is None:
+        length = ranked.new_full((*ranked.shape[:-1], 1), ranked.shape[-1])
+    else:
+        length = (~padding).sum(-1, keepdim=True).to(ranked.dtype)
+    position = length - torch.arange(ranked.shape[-1], dtype=ranked.dtype, device=ranked.device)
+    weights = check_broadcasts("weighting", weight(position, length), tuple(terms.shape), "positions'")
+    return torch.where(position >= 1, weights * terms, torch.zeros((), dtype=terms.dtype, device=terms.device)).sum(-1)
 
 
 def _plackett_luce_traced(scores: Tensor, order: Tensor, padding: Tensor | None) -> Tensor:

@@ -19,14 +19,18 @@ from ..options import (
     DEFAULT_IMPL,
     DEFAULT_LOSS_EMPTY,
     DEFAULT_REDUCTION,
+    DEFAULT_LISTMLE_WEIGHTING,
     DEFAULT_MARGIN_PAIRS,
+    DEFAULT_PAIR_WEIGHTING,
     DEFAULT_WEIGHTING,
     Empty,
     Impl,
+    ListMLEWeighting,
     LossEmpty,
     MarginPairs,
     NeuralImpl,
     PairImpl,
+    PairWeighting,
     Reduction,
     Weighting,
     readable_signature,
@@ -89,12 +93,14 @@ class _RankingLoss(torch.nn.Module):
         return self._loss(scores, relevance, mask=mask, indexes=indexes, **self._arguments)
 
     def extra_repr(self) -> str:
-        """The options given other than their defaults (a generator is not shown)."""
+        """The options given other than their defaults (a generator is not shown), and the cutoff
+        of an NDCG@k loss always (a keyword-only ``k``, the pair weights' cutoff, when given)."""
         defaults = inspect.signature(type(self).__init__).parameters
-        shown = {"k": self.k} if "k" in defaults else {}
+        cutoff = "k" in defaults and defaults["k"].kind is not inspect.Parameter.KEYWORD_ONLY
+        shown = {"k": self.k} if cutoff else {}
         shown.update(
             (key, value) for key, value in self._arguments.items()
-            if key not in ("k", "generator") and not _same(value, defaults[key].default)
+            if key != "generator" and not (cutoff and key == "k") and not _same(value, defaults[key].default)
         )  # fmt: skip
         return ", ".join(f"{key}={value!r}" for key, value in shown.items())
 
@@ -285,11 +291,12 @@ class ListMLELoss(_RankingLoss):
         self,
         *,
         generator: torch.Generator | None = None,
+        weighting: ListMLEWeighting = DEFAULT_LISTMLE_WEIGHTING,
         empty: LossEmpty = DEFAULT_LOSS_EMPTY,
         reduction: Reduction = DEFAULT_REDUCTION,
         validate: bool = True,
     ) -> None:
-        options = ListMLEOptions(generator=generator, empty=empty, reduction=reduction, validate=validate)
+        options = ListMLEOptions(generator=generator, weighting=weighting, empty=empty, reduction=reduction, validate=validate)
         super().__init__(listmle_loss, options)
 
 
@@ -307,12 +314,19 @@ class RankNetLoss(_RankingLoss):
         self,
         *,
         sigma: float = DEFAULT_SIGMA,
+        weighting: PairWeighting = DEFAULT_PAIR_WEIGHTING,
+        k: d.Cutoff = None,
+        gain: d.Gain = DEFAULT_GAIN,
+        discount: d.Discount = DEFAULT_DISCOUNT,
         empty: LossEmpty = DEFAULT_LOSS_EMPTY,
         reduction: Reduction = DEFAULT_REDUCTION,
         impl: PairImpl = DEFAULT_IMPL,
         validate: bool = True,
     ) -> None:
-        options = RankNetOptions(sigma=sigma, impl=impl, empty=empty, reduction=reduction, validate=validate)
+        options = RankNetOptions(
+            sigma=sigma, weighting=weighting, k=k, gain=gain, discount=discount, impl=impl, empty=empty,
+            reduction=reduction, validate=validate,
+        )
         super().__init__(ranknet_loss, options)
 
 
@@ -330,12 +344,19 @@ class PairwiseHingeLoss(_RankingLoss):
         self,
         *,
         margin: float = DEFAULT_MARGIN,
+        weighting: PairWeighting = DEFAULT_PAIR_WEIGHTING,
+        k: d.Cutoff = None,
+        gain: d.Gain = DEFAULT_GAIN,
+        discount: d.Discount = DEFAULT_DISCOUNT,
         empty: LossEmpty = DEFAULT_LOSS_EMPTY,
         reduction: Reduction = DEFAULT_REDUCTION,
         impl: PairImpl = DEFAULT_IMPL,
         validate: bool = True,
     ) -> None:
-        options = PairwiseHingeOptions(margin=margin, impl=impl, empty=empty, reduction=reduction, validate=validate)
+        options = PairwiseHingeOptions(
+            margin=margin, weighting=weighting, k=k, gain=gain, discount=discount, impl=impl, empty=empty,
+            reduction=reduction, validate=validate,
+        )
         super().__init__(pairwise_hinge_loss, options)
 
 

@@ -18,7 +18,20 @@ from typing import Any, ClassVar, Literal
 import torch
 
 from .. import definitions as d
-from ..options import AP_NORMALISERS, EMPTY, IMPLS, LOSS_EMPTY, MARGIN_PAIRS, NEURAL_IMPLS, PAIR_IMPLS, REDUCTIONS, WEIGHTINGS
+from ..options import (
+    AP_NORMALISERS,
+    DEFAULT_DISCOUNT,
+    DEFAULT_GAIN,
+    EMPTY,
+    IMPLS,
+    LISTMLE_WEIGHTINGS,
+    LOSS_EMPTY,
+    MARGIN_PAIRS,
+    NEURAL_IMPLS,
+    PAIR_IMPLS,
+    REDUCTIONS,
+    WEIGHTINGS,
+)
 from ..validation import check_flag, check_option, check_positive, check_threshold
 
 DEFAULT_TEMPERATURE = 1.0
@@ -75,6 +88,12 @@ def _relaxation(value: object) -> None:
     resolve_relaxation(value)
 
 
+def _weighting(value: object, choices: tuple[str, ...], module: str) -> None:
+    if not callable(value) or isinstance(value, type):
+        if not isinstance(value, str) or value not in choices:
+            raise ValueError(f"weighting must be one of {choices} or a function of torch_ndcg.{module}'s signature, got {value!r}")
+
+
 def _tol(value: object) -> None:
     if value is not None:
         check_positive("tol", value)
@@ -100,7 +119,6 @@ _CHECKS: dict[str, Callable[[Any], object]] = {
     "stochastic": lambda value: check_flag("stochastic", value),
     "log_scores": lambda value: check_flag("log_scores", value),
     "generator": _generator,
-    "weighting": lambda value: check_option("weighting", value, WEIGHTINGS),
     "pairs": lambda value: check_option("pairs", value, MARGIN_PAIRS),
     "position_aware": lambda value: check_flag("position_aware", value),
     "threshold": check_threshold,
@@ -119,6 +137,8 @@ class LossOptions:
     impl_choices: ClassVar[tuple[str, ...]] = PAIR_IMPLS
     may_be_none: ClassVar[frozenset[str]] = frozenset()  # options for which None is a choice
     auto_temperature: ClassVar[bool] = False  # whether temperature="auto" is a choice
+    # weighting's names and the module whose functions it takes (ListMLE's are position weights)
+    weighting_choices: ClassVar[tuple[tuple[str, ...], str]] = (WEIGHTINGS, "pair_weights")
 
     empty: str
     reduction: str
@@ -135,6 +155,8 @@ class LossOptions:
                 check_option("empty", value, self.empty_choices)
             elif field.name == "impl":
                 check_option("impl", value, self.impl_choices)
+            elif field.name == "weighting":
+                _weighting(value, *self.weighting_choices)
             else:
                 _CHECKS[field.name](value)
 
@@ -195,17 +217,41 @@ class GainLossOptions(LossOptions):
 
 @dataclass(frozen=True)
 class ListMLEOptions(LossOptions):
+    weighting_choices: ClassVar[tuple[tuple[str, ...], str]] = (LISTMLE_WEIGHTINGS, "position_weights")
+
     generator: torch.Generator | None
+    weighting: Any
 
 
 @dataclass(frozen=True)
-class RankNetOptions(LossOptions):
+class PairWeightOptions(LossOptions):
+    """The pairwise losses' weights, and the metric they read (its cutoff, gain and discount)."""
+
+    weighting: Any
+    k: d.Cutoff
+    gain: d.Gain
+    discount: d.Discount
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        given = [name for name, default in (("k", None), ("gain", DEFAULT_GAIN), ("discount", DEFAULT_DISCOUNT))
+                 if getattr(self, name) != default]  # fmt: skip
+        if given and isinstance(self.weighting, str) and self.weighting == "none":
+            # A cutoff here never cuts the pairs: ignoring it would silently train on every pair.
+            raise ValueError(
+                f"{', '.join(given)} define the NDCG@k that pair weights read, and weighting='none' reads none: "
+                "pass a weighting (e.g. weighting='lambdarank'), or leave them out"
+            )
+
+
+@dataclass(frozen=True)
+class RankNetOptions(PairWeightOptions):
     sigma: float
     impl: str
 
 
 @dataclass(frozen=True)
-class PairwiseHingeOptions(LossOptions):
+class PairwiseHingeOptions(PairWeightOptions):
     margin: float
     impl: str
 

@@ -18,12 +18,24 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..options import DEFAULT_IMPL, DEFAULT_LOSS_EMPTY, DEFAULT_REDUCTION, LossEmpty, PairImpl, Reduction
+from ..options import (
+    DEFAULT_DISCOUNT,
+    DEFAULT_GAIN,
+    DEFAULT_IMPL,
+    DEFAULT_LOSS_EMPTY,
+    DEFAULT_PAIR_WEIGHTING,
+    DEFAULT_REDUCTION,
+    LossEmpty,
+    PairImpl,
+    PairWeighting,
+    Reduction,
+)
 from ..validation import names_arguments
-from . import common
+from .. import definitions as d
+from . import common, pair_weights
 from .layout import flat_call
 from .options import DEFAULT_MARGIN, DEFAULT_SIGMA, PairwiseHingeOptions, RankNetOptions
-from .transforms import vmap_over_lists
+from .transforms import ListsFunction, vmap_over_lists
 
 # Elements per [B, block, N] slab of the streaming path: 2^22 float64 elements are 32 MiB, and a
 # block holds a handful of such temporaries (B = 4, N = 4096: 256 rows per block).
@@ -74,7 +86,7 @@ def dense_pair_sum(scores: Tensor, terms: PairTerms, vectors: tuple[Tensor, ...]
     return (weights * terms.phi(_differences(scores, every, every))).sum((-2, -1))
 
 
-class StreamingPairSum(torch.autograd.Function):
+class StreamingPairSum(ListsFunction):
     """The same sums one ``[B, block, N]`` slab at a time; the backward recomputes each slab.
     The weights' vectors come as arguments (``terms.vectors`` is not read here)."""
 
@@ -154,6 +166,61 @@ def pair_counts(lists: common.LossLists) -> Tensor:
     return torch.where(lists.valid, below, torch.zeros_like(below)).sum(-1)
 
 
+def score_order(scores: Tensor, valid: Tensor) -> Tensor:
+    """``[B, N]`` indices by decreasing score, ties by index, padding last: position p holds rank p + 1."""
+    key = torch.where(valid, scores.detach(), torch.full_like(scores, -torch.inf))
+    return key.sort(dim=-1, descending=True, stable=True).indices
+
+
+def weight_items(
+    lists: common.LossLists, relevance: Tensor, order: Tensor, discount: d.Discount, *, in_score_order: bool
+) -> pair_weights.Items:
+    """What the pair weights read of each item, taken in ``order`` (``in_score_order``: ``order``
+    sorts by score, so the ranks are positions). ``relevance`` is the loss's argument, checked."""
+    dtype, n = lists.scores.dtype, lists.length
+    labels = torch.where(lists.valid, relevance.reshape(-1, n).to(dtype), torch.zeros((), dtype=dtype))
+    idcg = torch.where(lists.idcg == 0, torch.ones_like(lists.idcg), lists.idcg)[:, None]
+    ranks = None
+    if not in_score_order:
+        by_score = score_order(lists.scores, lists.valid)
+        positions = torch.arange(1, n + 1, device=by_score.device).expand_as(by_score)
+        ranks = torch.empty_like(by_score).scatter_(-1, by_score, positions).gather(-1, order)
+    discounts = d.discounts(n + 1, discount, dtype, lists.scores.device)
+    gains = (lists.gains / idcg).gather(-1, order)
+    return pair_weights.Items(labels.gather(-1, order), gains, ranks, lists.cutoff, discounts)
+
+
+def weighted_terms(
+    weight: pair_weights.PairWeight,
+    items: pair_weights.Items,
+    pair_keys_or_valid: tuple[Tensor, ...],
+    factor: Tensor | None,
+    phi: Callable[[Tensor], Tensor],
+    slope: Callable[[Tensor], Tensor],
+) -> PairTerms:
+    """The :class:`PairTerms` of ``weight`` on ``items``: over the preferred pairs when
+    ``pair_keys_or_valid`` is ``(high, low)`` (:func:`pair_keys`, items by decreasing gain, so
+    triangular), over every ordered pair of real items when it is ``(valid,)``; ``factor``: a
+    ``[B, 1, 1]`` factor of every pair (a mean's ``1/|P|``), or ``None``."""
+    every = len(pair_keys_or_valid) == 1
+    extra = () if factor is None else (factor,)
+
+    def block(rows: slice, cols: slice, *vectors: Tensor) -> Tensor:
+        keys, rest = vectors[: len(pair_keys_or_valid)], vectors[len(pair_keys_or_valid) :]
+        if factor is not None:
+            per_pair, rest = rest[0], rest[1:]
+        shape = (keys[0].shape[0], rows.stop - rows.start, cols.stop - cols.start)
+        if every:
+            pairs = keys[0][:, rows, None] & keys[0][:, None, cols]
+        else:
+            pairs = preferred(keys[0], keys[1], rows, cols)
+        w = pair_weights.weigh(weight, items.block(rows, cols, *rest), shape)
+        w = torch.where(pairs, w, torch.zeros((), dtype=w.dtype, device=w.device))
+        return w * per_pair if factor is not None else w
+
+    return PairTerms(block, (*pair_keys_or_valid, *extra, *items.vectors()), phi, slope, triangular=not every)
+
+
 def _mean_over_pairs(
     scores: Tensor,
     relevance: Tensor,
@@ -164,20 +231,31 @@ def _mean_over_pairs(
     options: RankNetOptions | PairwiseHingeOptions,
     scale_options: dict[str, float],
 ) -> Tensor:
-    """The mean of ``phi(scale·(s_i − s_j))`` over the pairs ``rel_i > rel_j`` of each list
-    (``slope`` is phi's derivative), for a loss called with the checked ``options``;
-    ``scale_options`` are its numeric options, checked against the compute dtype."""
+    """The mean of ``w_ij · phi(scale·(s_i − s_j))`` over the pairs ``rel_i > rel_j`` of each list
+    (``slope`` is phi's derivative; ``w`` the options' weighting, 1 for ``"none"``), for a loss
+    called with the checked ``options``; ``scale_options`` are its numeric options, checked
+    against the compute dtype."""
     empty, reduction, impl = options.empty, options.reduction, options.impl
-    lists = common.prepare(scores, relevance, None, mask, "linear", "log2", options.validate, ideal=False)
+    weight = pair_weights.resolve(options.weighting)
+    if weight is None:  # no metric read: neither IDCG nor ranks
+        lists = common.prepare(scores, relevance, None, mask, "linear", "log2", options.validate, ideal=False)
+    else:
+        lists = common.prepare(scores, relevance, options.k, mask, options.gain, options.discount, options.validate)
     for name, value in scale_options.items():
         check_scale(name, value, lists.scores.dtype)
-    counts = pair_counts(lists)
+    every = weight is not None and pair_weights.every_pair(weight)
+    counts = lists.valid.sum(-1) ** 2 if every else pair_counts(lists)
     per_pair = 1 / counts.clamp(min=1).to(lists.scores.dtype)[:, None, None]
     # By decreasing gain, padding last, a preferred item always precedes the other.
     high, low = pair_keys(lists.gains, lists.valid)
     order = high.sort(dim=-1, descending=True).indices
     high, low = high.gather(-1, order), low.gather(-1, order)
-    terms = PairTerms(_preferred_per_pair, (high, low, per_pair), phi, slope, triangular=True)
+    if weight is None:
+        terms = PairTerms(_preferred_per_pair, (high, low, per_pair), phi, slope, triangular=True)
+    else:
+        items = weight_items(lists, relevance, order, options.discount, in_score_order=False)
+        keys = (lists.valid.gather(-1, order),) if every else (high, low)
+        terms = weighted_terms(weight, items, keys, per_pair, phi, slope)
     # The scale (RankNet's σ) multiplies the N scores once rather than every pair's difference.
     values = pair_sum(lists.scores.gather(-1, order) * scale, terms, impl)
     return common.finish_loss(values, common.nothing_to_rank(lists) | (counts == 0), lists.batch_shape, empty, reduction)
@@ -191,6 +269,10 @@ def ranknet_loss(
     mask: Tensor | None = None,
     indexes: Tensor | None = None,
     sigma: float = DEFAULT_SIGMA,
+    weighting: PairWeighting = DEFAULT_PAIR_WEIGHTING,
+    k: d.Cutoff = None,
+    gain: d.Gain = DEFAULT_GAIN,
+    discount: d.Discount = DEFAULT_DISCOUNT,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,
     impl: PairImpl = DEFAULT_IMPL,
@@ -199,15 +281,26 @@ def ranknet_loss(
     r"""RankNet / pairwise logistic loss (Burges et al., "Learning to Rank using Gradient
     Descent", ICML 2005), averaged over the pairs of each list with different labels.
 
-    .. math:: L = \frac{1}{|P|} \sum_{(i,j) \in P} \log\!\big(1 + e^{-\sigma (s_i - s_j)}\big),
+    .. math:: L = \frac{1}{|P|} \sum_{(i,j) \in P} w_{ij} \log\!\big(1 + e^{-\sigma (s_i - s_j)}\big),
               \qquad P = \{(i, j) : rel_i > rel_j,\ i, j \text{ real}\}
 
-    allRank's ``rankNet`` (σ = 1) averages over all pairs of the whole batch instead, so lists
-    with more pairs weigh more there; a batch of one list is the same number.
+    with pair weights :math:`w_{ij}` from ``weighting`` (1 by default; LambdaRank's |ΔNDCG@k|
+    with ``"lambdarank"``: see :mod:`torch_ndcg.pair_weights`). allRank's ``rankNet`` (σ = 1)
+    averages over all pairs of the whole batch instead, so lists with more pairs weigh more
+    there; a batch of one list is the same number. rax's ``pairwise_logistic_loss`` with a
+    ``lambdaweight_fn`` is this with ``gain="exp2"`` (rax's gain), its DCG weights times the
+    padded list length (rax's scaling).
 
     Args:
         scores, relevance, indexes, mask, validate: as in :func:`torch_ndcg.ndcg`.
         sigma: σ > 0, the slope of the logistic.
+        weighting: the pair weights: ``"none"`` (every pair 1), a name of
+            :data:`torch_ndcg.pair_weights.NAMED` (``"label_difference"``, ``"lambdarank"``,
+            ``"dcg2"``, ``"ndcg_loss1"``, ``"ndcg_loss2"``, ``"ndcg_loss2pp"``) or a function of a
+            :class:`torch_ndcg.pair_weights.Pairs` (its signature is documented there).
+        k, gain, discount: the cutoff, gain and discount of the NDCG@k that the weights read (as
+            in :func:`torch_ndcg.ndcg`; ``k`` changes the weights, not the pairs). Unread with
+            ``weighting="none"``.
         empty: a list without a pair of different labels (nothing relevant, or fewer than two
             real items): ``"skip"`` (default), ``"zero"``, ``"keep"`` (0, counted) or ``"error"``.
         reduction: over lists: ``"mean"``, ``"sum"`` or ``"none"``.
@@ -221,7 +314,10 @@ def ranknet_loss(
     """
     if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
         return flat_call(ranknet_loss, locals())
-    options = RankNetOptions(sigma=sigma, impl=impl, empty=empty, reduction=reduction, validate=validate)
+    options = RankNetOptions(
+        sigma=sigma, weighting=weighting, k=k, gain=gain, discount=discount, impl=impl, empty=empty,
+        reduction=reduction, validate=validate,
+    )
     return _mean_over_pairs(
         scores, relevance, mask, float(sigma), F.softplus, torch.sigmoid, options, {"sigma": sigma}
     )
@@ -235,6 +331,10 @@ def pairwise_hinge_loss(
     mask: Tensor | None = None,
     indexes: Tensor | None = None,
     margin: float = DEFAULT_MARGIN,
+    weighting: PairWeighting = DEFAULT_PAIR_WEIGHTING,
+    k: d.Cutoff = None,
+    gain: d.Gain = DEFAULT_GAIN,
+    discount: d.Discount = DEFAULT_DISCOUNT,
     empty: LossEmpty = DEFAULT_LOSS_EMPTY,
     reduction: Reduction = DEFAULT_REDUCTION,
     impl: PairImpl = DEFAULT_IMPL,
@@ -243,13 +343,15 @@ def pairwise_hinge_loss(
     r"""Pairwise hinge loss (Herbrich, Graepel & Obermayer 2000; RankSVM; rax's
     ``pairwise_hinge_loss``), averaged over the pairs of each list with different labels.
 
-    .. math:: L = \frac{1}{|P|} \sum_{(i,j) \in P} \max\!\big(0,\ m - (s_i - s_j)\big),
+    .. math:: L = \frac{1}{|P|} \sum_{(i,j) \in P} w_{ij} \max\!\big(0,\ m - (s_i - s_j)\big),
               \qquad P = \{(i, j) : rel_i > rel_j,\ i, j \text{ real}\}
+
+    with pair weights :math:`w_{ij}` from ``weighting`` (1 by default; see :func:`ranknet_loss`).
 
     Args:
         scores, relevance, indexes, mask, validate: as in :func:`torch_ndcg.ndcg`.
         margin: m > 0.
-        empty, reduction, impl: as in :func:`ranknet_loss`.
+        weighting, k, gain, discount, empty, reduction, impl: as in :func:`ranknet_loss`.
 
     Example:
         >>> import torch, torch_ndcg as tn
@@ -258,7 +360,10 @@ def pairwise_hinge_loss(
     """
     if indexes is not None:  # flat items: the same lists, grouped by length (losses/layout.py)
         return flat_call(pairwise_hinge_loss, locals())
-    options = PairwiseHingeOptions(margin=margin, impl=impl, empty=empty, reduction=reduction, validate=validate)
+    options = PairwiseHingeOptions(
+        margin=margin, weighting=weighting, k=k, gain=gain, discount=discount, impl=impl, empty=empty,
+        reduction=reduction, validate=validate,
+    )
     margin = float(margin)
     return _mean_over_pairs(
         scores, relevance, mask, 1.0,

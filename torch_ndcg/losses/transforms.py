@@ -14,6 +14,7 @@ that nest (``grad`` of ``grad``) and that ``vmap`` can batch.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -90,3 +91,33 @@ def vmap_over_lists(
     )
     dims = tuple(dim if isinstance(output, Tensor) else None for output, dim in zip(outputs, dims))
     return (unfolded[0], dims[0]) if single else (unfolded, dims)
+
+
+class ListsFunction(torch.autograd.Function):
+    """The base of the losses' autograd Functions: ``torch.autograd.Function`` with the same
+    ``apply``, minus a cost that a small batch feels.
+
+    A Function with ``setup_context`` (which torch.func needs) pays, in ``Function.apply``, an
+    ``inspect.signature`` of its ``forward`` on every call, to fill in default arguments: on a
+    small batch, a cost of the order of a listwise loss's own forward. These Functions' ``forward``
+    take no default (checked when the class is made), so outside torch.func ``apply`` goes
+    straight to autograd's own, which runs ``forward`` and ``setup_context`` alike; under a
+    transform, or with a tensor a finished transform left wrapped, ``Function.apply`` runs as is.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        defaults = [
+            name for name, parameter in inspect.signature(cls.forward).parameters.items()
+            if parameter.default is not inspect.Parameter.empty
+        ]
+        if defaults:
+            raise TypeError(f"{cls.__name__}.forward must take no default argument, got defaults for {defaults}")
+
+    @classmethod
+    def apply(cls, *args: Any) -> Any:
+        if transforms_active() or any(
+            isinstance(arg, Tensor) and torch._C._functorch.is_functorch_wrapped_tensor(arg) for arg in args
+        ):
+            return super().apply(*args)
+        return super(torch.autograd.Function, cls).apply(*args)

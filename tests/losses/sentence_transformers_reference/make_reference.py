@@ -132,6 +132,28 @@ def distinct_teacher(gen: torch.Generator, batch: int, width: int) -> torch.Tens
     return torch.stack([row[torch.randperm(width, generator=gen)] for row in values])
 
 
+def lambdaloss_grade_cases() -> list[dict]:
+    """LambdaLoss on graded labels (0–3) at ``k=None``, for ``tn.lambda_loss`` with the same
+    weighting scheme (``ours``); from a generator of their own, so the cases above keep their
+    inputs."""
+    gen = torch.Generator().manual_seed(43)
+    cases = []
+    for batch, width, lengths_kind in ((3, 6, "equal"), (4, 9, "ragged")):
+        scores = 2 * torch.randn(batch, width, generator=gen, dtype=torch.float64)
+        grades = torch.randint(0, 4, (batch, width), generator=gen).to(torch.float64)
+        grades[:, 0] = 3.0  # every list has something relevant
+        lengths = [width] * batch
+        if lengths_kind == "ragged":
+            lengths = [width] + torch.randint(2, width, (batch - 1,), generator=gen).tolist()
+        for scheme, ours in (("NDCGLoss1Scheme", "ndcg_loss1"), ("NDCGLoss2Scheme", "ndcg_loss2")):
+            cases.append(listwise_case(
+                f"lambdaloss-{ours}-{batch}x{width}-{lengths_kind}", "LambdaLoss",
+                lambda m, s=scheme: st.LambdaLoss(m, weighting_scheme=getattr(st, s)()),
+                scores, grades, lengths, weighting=ours, gain="exp2",
+            ))
+    return cases
+
+
 def main() -> None:
     gen = torch.Generator().manual_seed(2024)
     cases = []
@@ -172,6 +194,7 @@ def main() -> None:
     scores = 2 * torch.randn(2, 6, generator=gen, dtype=torch.float64)
     teacher = distinct_teacher(gen, 2, 6) - 20.0
     cases.append(listwise_case("lambdaloss-negative-teacher", "LambdaLoss", st.LambdaLoss, scores, teacher, [6, 6]))
+    cases += lambdaloss_grade_cases()
     assert all(math.isfinite(case["value"]) for case in cases)
     OUT.write_text(json.dumps({
         "sentence_transformers": sentence_transformers.__version__,

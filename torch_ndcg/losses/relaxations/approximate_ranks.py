@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from ..common import second_order
-from ..transforms import vmap_over_lists
+from ..transforms import ListsFunction, vmap_over_lists
 from .blocks import blocks
 
 # The soft cutoff of an item left out is below σ(−SATURATION) ≈ 4e-18, under float64's ε/2.
@@ -54,7 +54,7 @@ def dense_candidate_ranks(scores: Tensor, valid: Tensor, chosen: Tensor, tau: fl
     return 0.5 + (_sigmoids(scores, chosen, tau) * valid[:, None, :]).sum(-1)  # 1 + Σ − σ(0) for itself
 
 
-class CandidateRanks(torch.autograd.Function):
+class CandidateRanks(ListsFunction):
     r"""``r̃_c = 1 + Σ_{j ≠ c, real} σ((s_j − s_c)/τ)`` ``[B, M]`` for the candidates ``c``, with
     an analytic backward: ``∂r̃_c/∂s_j = σ'_{cj}/τ`` and ``∂r̃_c/∂s_c = −Σ_{j≠c} σ'_{cj}/τ``. Both
     passes recompute the sigmoids in bounded blocks (:func:`.blocks.blocks`), so memory is
@@ -112,7 +112,7 @@ def dense_ranks(scores: Tensor, valid: Tensor, tau: float) -> Tensor:
     return 1 + v * (pairs * others).sum(-1)
 
 
-class StreamingRanks(torch.autograd.Function):
+class StreamingRanks(ListsFunction):
     """The same ranks in O(B·N) memory; the backward recomputes the sigmoid blocks."""
 
     @staticmethod

@@ -27,7 +27,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ..transforms import vmap_over_lists
+from ..transforms import ListsFunction, vmap_over_lists
 
 
 def _filled(scores: Tensor, valid: Tensor) -> Tensor:
@@ -95,7 +95,7 @@ def _excess_vjp(ascending: Tensor, order: Tensor, upstream: Tensor) -> Tensor:
     return torch.zeros_like(result).scatter(-1, order, result)
 
 
-class TopRowMeans(torch.autograd.Function):
+class TopRowMeans(ListsFunction):
     r"""``q_i = Σ_j P̂_ij v_j`` ``[B, R]`` for the rows ``i = 1..R`` (the expected value ``v`` at
     rank ``i``), or with a ``weight`` ``[B, R]`` their weighted sum ``Σ_i w_i q_i`` ``[B]`` (a
     DCG, in the Function: no autograd node of its own), with an analytic backward in the scores

@@ -39,7 +39,7 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode as _current_
 
 from . import kernel
 from ...common import SortRelaxation, second_order
-from ...transforms import transforms_active, vmap_over_lists
+from ...transforms import ListsFunction, transforms_active, vmap_over_lists
 from .dense import dense_dcg
 
 
@@ -113,7 +113,7 @@ for _device in ("cpu", "cuda"):
     sinkhorn_dcg.register_autocast(_device, torch.float32)
 
 
-class _Eager(torch.autograd.Function):
+class _Eager(ListsFunction):
     """:func:`sinkhorn_dcg`'s value and gradient for plain eager calls (see the module docstring)."""
 
     @staticmethod

@@ -31,7 +31,7 @@ from torch import Tensor
 from .. import blocks
 from ..blocks import WeightedMean
 from ...common import SortRelaxation, positions, second_order, valid_counts
-from ...transforms import vmap_over_lists
+from ...transforms import ListsFunction, vmap_over_lists
 from .dense import dense_dcg
 
 
@@ -54,7 +54,7 @@ def row_coefficients(valid: Tensor, tau: float, dtype: torch.dtype) -> tuple[Ten
     return r, rows
 
 
-class SinkhornDCG(torch.autograd.Function):
+class SinkhornDCG(ListsFunction):
     """Smooth DCG ``[B]`` of ``scores [B, N]`` (the relaxation's tensors as arguments of their
     own, so that torch.func sees them); ``ops`` provides the block primitives. The forward also
     returns what the backward needs (not differentiable)."""

@@ -1,0 +1,88 @@
+"""Revisions table: the listwise losses of this tree against those of an earlier commit, timed side by
+side in one process, and against allRank where it is installed.
+
+``python -m benchmarks revisions --base 890aadd [--rounds 40]``. The commit's package is exported
+with ``git archive`` into a temporary folder and imported under another name (its sources'
+``torch_ndcg`` renamed, so that its registered operators get their own namespace); both then run
+on the same inputs as the standard-losses table (64 × 100, one thread), sampled in turn within
+each round, so a slow spell of a shared machine hits both alike. The ratio ``this / base``
+compares the two trees; on a loaded machine only the ratio means anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import re
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+from types import ModuleType
+
+import torch
+
+import torch_ndcg as tn
+
+from . import ranking_losses
+
+ROOT = Path(__file__).resolve().parents[1]
+LOSSES = ("ListMLE", "ListNet", "Softmax CE")
+
+
+def import_revision(revision: str, folder: Path) -> ModuleType:
+    """``torch_ndcg`` as of ``revision``, imported as ``torch_ndcg_<hash>`` from ``folder``."""
+    commit = subprocess.run(["git", "rev-parse", "--short", revision], cwd=ROOT, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    name = f"torch_ndcg_{commit}"
+    archive = subprocess.run(["git", "archive", commit, "torch_ndcg"], cwd=ROOT, capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(folder, filter="data")
+    package = folder / name
+    (folder / "torch_ndcg").rename(package)
+    for source in package.rglob("*.py"):
+        source.write_text(re.sub(r"\btorch_ndcg\b", name, source.read_text(encoding="utf-8")), encoding="utf-8")
+    sys.path.insert(0, str(folder))
+    return importlib.import_module(name)
+
+
+def table(base: ModuleType, rounds: int) -> None:
+    theirs = ranking_losses.allrank() or {}
+    ours, before = ranking_losses.ours(tn), ranking_losses.ours(base)
+    cases = [(loss, side) for loss in LOSSES for side in ("this", "base", "allRank") if side != "allRank" or loss in theirs]
+    functions = {"this": ours, "base": before, "allRank": theirs}
+    times = {case: [] for case in cases}
+    for _ in range(rounds):
+        for case, value in zip(cases, ranking_losses.seconds([functions[side][loss] for loss, side in cases], 64, 100)):
+            times[case].append(value)
+    median = {case: statistics.median(values) * 1e3 for case, values in times.items()}
+    print(f"\nlistwise losses at 64 x 100, cpu, 1 thread: forward+backward ms, median of {rounds} rounds")
+    print(f"(each the median of {ranking_losses.REPEATS} interleaved samples); base = {base.__name__}; this/base is the")
+    print("median of the rounds' ratios")
+    print(f"{'loss':<12} {'this ms':>8} {'base ms':>8} {'this/base':>10} {'allRank ms':>11} {'speed-up':>9}")
+    for loss in LOSSES:
+        ratio = statistics.median(a / b for a, b in zip(times[(loss, "this")], times[(loss, "base")]))
+        this, against = median[(loss, "this")], median.get((loss, "allRank"))
+        allrank = "not installed" if against is None else f"{against:11.3f} {against / this:8.2f}x"
+        print(f"{loss:<12} {this:8.3f} {median[(loss, 'base')]:8.3f} {ratio:10.3f} {allrank}")
+
+
+def main(quick: bool = False, argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks revisions", description=__doc__)
+    parser.add_argument("--base", default="HEAD", help="the commit to compare with (default: HEAD)")
+    parser.add_argument("--rounds", type=int, default=2 if quick else 20)
+    args = parser.parse_args(argv)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            table(import_revision(args.base, Path(folder)), args.rounds)
+    finally:
+        torch.set_num_threads(threads)
+
+
+if __name__ == "__main__":
+    main()
