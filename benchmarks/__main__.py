@@ -19,6 +19,7 @@ TABLES = {
     "clicks": "IPS losses on clicks against their label-based twins, forward+backward",
     "twins": "each metric's smooth twin beside the NDCG twin of the same relaxation, and on one 100,000-item list",
     "revisions": "the listwise losses against an earlier commit's (--base REV), side by side in one process",
+    "retrieval": "chunked top-k over a catalogue of embeddings against a plain chunked torch.topk scan",
 }
 
 

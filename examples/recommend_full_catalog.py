@@ -4,13 +4,16 @@
     python examples/recommend_full_catalog.py                          # synthetic stand-in, full grid
     python examples/recommend_full_catalog.py --data ml-100k --plot runs/ml-100k.png
     python examples/recommend_full_catalog.py --data path/to/u.data    # or ratings.csv, or a RecBole .inter
+    python examples/recommend_full_catalog.py --data ml-100k --losses softmax sampled-softmax \
+        --negatives 100 --samplers uniform popularity --corrections logq none
 
 The model scores every item for every user (user and item embeddings, a dot product), so each
 training list is a whole catalogue row: 1,682 items on ml-100k. Each loss gets the same budget:
-the same epochs and the same grid (3 learning rates; 4 temperatures where the loss has one),
-three seeds per grid point; the grid point with the best mean validation NDCG@10 is chosen, each
-run is kept at its best validation epoch, and the table gives test NDCG@10 and Recall@20 as
-mean ± standard deviation over the seeds.
+it trains until its validation NDCG@10 has not improved for ``--patience`` epochs, at most
+``--epochs``, on the same grid (3 learning rates; 4 temperatures where the loss has one), three
+seeds per grid point; the grid point with the best mean validation NDCG@10 is chosen, each run is
+kept at its best validation epoch, and the table gives test NDCG@10 and Recall@20 as mean ±
+standard deviation over the seeds.
 
 The losses:
 
@@ -20,9 +23,16 @@ The losses:
   c in the grid (the soft cutoff then has width c ranks);
 * ``softmax``: ``tn.softmax_loss``, ListNet's cross-entropy with the label-normalised target:
   the recommender standard;
+* ``listnet``: ``tn.listnet_loss``, the cross-entropy with ``softmax(labels)`` as the target;
 * ``lambdaloss@10``: ``tn.lambda_loss(k=10)`` (NDCG-Loss2++, σ_s = 1);
-* ``sampled-softmax``: softmax cross-entropy of each training item against ``NEGATIVES`` items
-  drawn uniformly from the catalogue for the batch, with the logQ correction (below).
+* the sampled losses of ``tn.sampled``, each user's training items against ``--negatives``
+  items drawn for the batch (``uniform``ly or by training ``popularity``, ``--samplers``), drawn
+  items the user has left out (accidental hits), with or without the logQ correction
+  (``--corrections logq none``): ``sampled-softmax`` (``tn.sampled.sampled_softmax_loss``),
+  ``sampled-ndcg@10`` (``tn.sampled.sampled_ndcg_loss``, importance-weighted ranks, τ = c·σ(s)),
+  ``bpr`` and ``gbce`` (t = 0.75; neither takes the correction). They read the drawn items'
+  scores from the full rows the model makes anyway; a model that cannot score the catalogue
+  would score only those.
 
 σ(s) is the standard deviation of the list's scores, without gradient: both relaxations depend
 on s/τ only, so a τ relative to the score spread makes them invariant to the model's score scale.
@@ -65,17 +75,25 @@ from torch_ndcg.data import CatalogueSplits, Interactions, read_interactions
 
 RECBOLE = "recbole==1.2.1"
 ML_100K_MEMBER = "recbole/dataset_example/ml-100k/ml-100k.inter"
-LOSSES = ("neuralsort@10", "approx@10", "softmax", "lambdaloss@10", "sampled-softmax")
+LOSSES = ("neuralsort@10", "approx@10", "softmax", "listnet", "lambdaloss@10",
+          "sampled-softmax", "sampled-ndcg@10", "bpr", "gbce")  # fmt: skip
+SAMPLED = ("sampled-softmax", "sampled-ndcg@10", "bpr", "gbce")
+CORRECTED = ("sampled-softmax", "sampled-ndcg@10")  # the losses that take the logQ correction
+SAMPLERS = ("uniform", "popularity")
+CORRECTIONS = ("logq", "none")
 LEARNING_RATES = (0.1, 0.03, 0.01)  # largest first: a run cut short has the fastest learners
 # Per loss, its temperature-like knob and the 4 values of the grid (None: no knob).
 KNOBS: dict[str, tuple[str, tuple[float, ...]] | None] = {
     "neuralsort@10": ("c", (0.25, 0.5, 1.0, 2.0)),
     "approx@10": ("c", (0.1, 0.3, 1.0, 3.0)),
     "softmax": None,
+    "listnet": None,
     "lambdaloss@10": None,
     "sampled-softmax": None,
+    "sampled-ndcg@10": ("c", (0.1, 0.3, 1.0, 3.0)),
+    "bpr": None,
+    "gbce": None,
 }
-NEGATIVES = 100  # items drawn per batch for the sampled softmax
 K, RECALL_K = 10, 20
 
 
@@ -134,23 +152,30 @@ def spread(scores: Tensor) -> Tensor:
     return scores.detach().std(-1, unbiased=False, keepdim=True).clamp(min=1e-12)
 
 
-def sampled_softmax(scores: Tensor, relevance: Tensor, negatives: Tensor) -> Tensor:
-    """Sampled softmax with the logQ correction (Bengio & Senécal 2008; Jean et al. 2015).
+@dataclass(frozen=True)
+class Sampler:
+    """Draws the negatives of a batch from ``q`` over the catalogue (with replacement)."""
 
-    For user u and training item p: ``−log(e^{s_p} / (e^{s_p} + Σ_j e^{s_j − log(M q_j)}))`` over
-    the ``M`` items ``j`` drawn for the batch from the proposal q (uniform here, q_j = 1/n), drawn
-    items the user has being left out ("accidental hits"). Subtracting log(M q_j) makes the sum
-    over the sample an unbiased estimate of the sum over the whole catalogue. The mean is over
-    the batch's (user, item) pairs. Only the drawn items' and the training items' scores are
-    needed; the example reads them from the full rows it has anyway.
-    """
-    correction = math.log(len(negatives) / scores.shape[-1])  # log(M q_j) with q uniform
-    drawn = scores[:, negatives] - correction
-    drawn = drawn.masked_fill(relevance[:, negatives] > 0, -torch.inf)
-    rest = torch.logsumexp(drawn, dim=-1, keepdim=True)  # [B, 1]
-    per_item = torch.logaddexp(scores, rest) - scores  # −log p(item) for every item of the row
-    positives = relevance > 0
-    return per_item[positives].mean()
+    q: Tensor  # [n_items], sums to 1
+
+    @staticmethod
+    def named(name: str, splits: CatalogueSplits) -> Sampler:
+        if name == "uniform":
+            return Sampler(torch.full((splits.n_items,), 1 / splits.n_items))
+        counts = splits.item_counts("train").double() + 1  # + 1: every item can be drawn
+        return Sampler((counts / counts.sum()).float())
+
+    def lists(self, scores: Tensor, relevance: Tensor, negatives: int, correct: bool, gen: torch.Generator) -> tn.sampled.SampledLists:
+        """Each user's training items (padded to the batch's largest count) against the same
+        ``negatives`` drawn items; a drawn item the user has is an accidental hit, masked out."""
+        drawn = torch.multinomial(self.q, negatives, replacement=True, generator=gen)
+        most = int((relevance > 0).sum(-1).max())
+        order = relevance.argsort(dim=-1, descending=True, stable=True)[:, :most]
+        return tn.sampled.SampledLists(
+            scores.gather(1, order), scores[:, drawn],
+            negative_log_q=self.q[drawn].log() if correct else None,
+            positive_mask=relevance.gather(1, order) > 0, negative_mask=relevance[:, drawn] == 0,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -158,9 +183,18 @@ class Setting:
     loss: str
     lr: float
     knob: float | None
+    sampler: str | None = None  # the sampled losses': "uniform" or "popularity"
+    correction: str | None = None  # the sampled losses': "logq" or "none"
+    negatives: int | None = None
+
+    @property
+    def label(self) -> str:
+        if self.sampler is None:
+            return self.loss
+        return f"{self.loss} ({self.negatives} {self.sampler}, {'logQ' if self.correction == 'logq' else 'no logQ'})"
 
 
-def loss_value(setting: Setting, scores: Tensor, relevance: Tensor, generator: torch.Generator) -> Tensor:
+def loss_value(setting: Setting, scores: Tensor, relevance: Tensor, generator: torch.Generator, sampler: Sampler | None) -> Tensor:
     name, knob = setting.loss, setting.knob
     if name == "neuralsort@10":
         # The loss takes one τ per call; its logits are linear in the scores, so dividing each
@@ -171,10 +205,20 @@ def loss_value(setting: Setting, scores: Tensor, relevance: Tensor, generator: t
         return tn.approx_ndcg_loss(scores / spread(scores), relevance, k=K, temperature=knob, impl="sorted")
     if name == "softmax":
         return tn.softmax_loss(scores, relevance)
+    if name == "listnet":
+        return tn.listnet_loss(scores, relevance)
     if name == "lambdaloss@10":
         return tn.lambda_loss(scores, relevance, k=K)
-    negatives = torch.randint(0, scores.shape[-1], (NEGATIVES,), generator=generator)
-    return sampled_softmax(scores, relevance, negatives)
+    if name == "sampled-ndcg@10":  # τ = c·σ(s): the scores divided by each user's spread
+        scores = scores / spread(scores)
+    lists = sampler.lists(scores, relevance, setting.negatives, setting.correction == "logq", generator)
+    if name == "sampled-softmax":
+        return tn.sampled.sampled_softmax_loss(lists)
+    if name == "sampled-ndcg@10":
+        return tn.sampled.sampled_ndcg_loss(lists, K, temperature=knob)
+    if name == "bpr":
+        return tn.sampled.bpr_loss(lists)
+    return tn.sampled.gbce_loss(lists, catalogue_size=scores.shape[-1])
 
 
 # ------------------------------------------------------------------------------------ training
@@ -192,33 +236,46 @@ def evaluate(model: MatrixFactorisation, splits: CatalogueSplits, split: str, ba
     return {"ndcg": ndcg / users, "recall": recall / users}
 
 
-def train(setting: Setting, splits: CatalogueSplits, seed: int, epochs: int, dim: int, batch_size: int) -> dict:
-    """One run: returns the validation NDCG@10 per epoch and the test metrics at the best epoch."""
+def train(setting: Setting, splits: CatalogueSplits, seed: int, epochs: int, dim: int, batch_size: int,
+          patience: int) -> dict:  # fmt: skip
+    """One run, until the validation NDCG@10 has not improved for ``patience`` epochs (at most
+    ``epochs``): returns the validation NDCG@10 per epoch and the test metrics at the best epoch."""
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     model = MatrixFactorisation(splits.n_users, splits.n_items, dim)
     optimiser = torch.optim.Adam(model.parameters(), lr=setting.lr)
-    curve, best, best_state = [], -1.0, None
+    sampler = None if setting.sampler is None else Sampler.named(setting.sampler, splits)
+    curve, best, best_state, since_best = [], -1.0, None, 0
     for _ in range(epochs):
         for users, relevance, _ in splits.batches("train", batch_size, shuffle=True, generator=gen):
-            loss = loss_value(setting, model(users), relevance, gen)
+            loss = loss_value(setting, model(users), relevance, gen, sampler)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
         curve.append(evaluate(model, splits, "validation", 1024)["ndcg"])
         if curve[-1] > best:
-            best, best_state = curve[-1], {k: v.clone() for k, v in model.state_dict().items()}
+            best, best_state, since_best = curve[-1], {k: v.clone() for k, v in model.state_dict().items()}, 0
+        else:
+            since_best += 1
+            if since_best >= patience:
+                break
     model.load_state_dict(best_state)
     return {"curve": curve, "best_validation": best, "test": evaluate(model, splits, "test", 1024)}
 
 
-def grid(losses: list[str], quick: bool) -> list[Setting]:
-    """Every loss's settings: 3 learning rates × its 4 knob values (only the middle rate if ``quick``)."""
+def grid(losses: list[str], quick: bool, samplers: tuple[str, ...] = ("uniform",), corrections: tuple[str, ...] = ("logq",),
+         negatives: int = 100) -> list[Setting]:  # fmt: skip
+    """Every loss's settings: 3 learning rates × its 4 knob values (only the middle rate if
+    ``quick``); a sampled loss once per sampler and correction (BPR and gBCE: uncorrected only)."""
     rates = LEARNING_RATES[1:2] if quick else LEARNING_RATES
     out = []
     for name in losses:
         knobs = KNOBS[name][1] if KNOBS[name] else (None,)
-        out += [Setting(name, lr, knob) for lr in rates for knob in knobs]
+        variants: list[tuple[str | None, str | None, int | None]] = [(None, None, None)]
+        if name in SAMPLED:
+            fixes = corrections if name in CORRECTED else ("none",)
+            variants = [(sampler, fix, negatives) for sampler in samplers for fix in dict.fromkeys(fixes)]
+        out += [Setting(name, lr, knob, *variant) for variant in variants for lr in rates for knob in knobs]
     return out
 
 
@@ -238,23 +295,27 @@ def run(args: argparse.Namespace) -> dict[str, dict]:
         splits = log.split(test=0.1, validation=0.1)
         print(f"data: {name}: {splits}")
         results, losses = {}, args.losses
-        for setting in grid(losses, args.quick):
-            results[setting] = {seed: train(setting, splits, seed, args.epochs, args.dim, args.batch_size)
-                                for seed in args.seeds}
+        for setting in grid(losses, args.quick, args.samplers, args.corrections, args.negatives):
+            results[setting] = {seed: train(setting, splits, seed, args.epochs, args.dim, args.batch_size, args.patience)
+                                for seed in args.seeds}  # fmt: skip
             if args.verbose:
                 val = statistics.mean(r["best_validation"] for r in results[setting].values())
-                print(f"  {setting.loss:16s} lr={setting.lr:<6} knob={setting.knob}: validation NDCG@10 {val:.4f}"
+                print(f"  {setting.label:16s} lr={setting.lr:<6} knob={setting.knob}: validation NDCG@10 {val:.4f}"
                       f"  ({time.perf_counter() - start:.0f} s)", flush=True)
             if args.save:  # after every grid point, so a run cut short keeps what it finished
                 args.save.parent.mkdir(parents=True, exist_ok=True)
                 args.save.write_text(json.dumps([[vars(s), runs] for s, runs in results.items()]))
     chosen = {}
-    for loss in losses:
+    # One row per loss and, for the sampled losses, per sampler and correction.
+    variants = dict.fromkeys((s.loss, s.sampler, s.correction, s.negatives) for s in results if s.loss in losses)
+    for variant in sorted(variants, key=lambda v: (LOSSES.index(v[0]), str(v[1:]))):
+        family = [s for s in results if (s.loss, s.sampler, s.correction, s.negatives) == variant]
         # Only grid points with every seed compete (merged files may hold runs cut short).
-        seeds = max(len(runs) for s, runs in results.items() if s.loss == loss)
-        candidates = [s for s in results if s.loss == loss and len(results[s]) == seeds]
+        seeds = max(len(results[s]) for s in family)
+        candidates = [s for s in family if len(results[s]) == seeds]
         best = max(candidates, key=lambda s: statistics.mean(r["best_validation"] for r in results[s].values()))
-        chosen[loss] = {"setting": best, "runs": list(results[best].values()), "grid": (len(candidates), len(grid([loss], False)))}
+        size = len(LEARNING_RATES) * (len(KNOBS[variant[0]][1]) if KNOBS[variant[0]] else 1)
+        chosen[best.label] = {"setting": best, "runs": list(results[best].values()), "grid": (len(candidates), size)}
     report(chosen, args, time.perf_counter() - start)
     return chosen
 
@@ -271,7 +332,9 @@ def merged(paths: list[Path]) -> dict[Setting, dict[int, dict]]:
 
 def report(chosen: dict[str, dict], args: argparse.Namespace, seconds: float) -> None:
     runs = next(iter(chosen.values()))["runs"]
-    print(f"\nTest, {len(runs)} seeds (mean ± std), {len(runs[0]['curve'])} epochs, each run at its best validation epoch; "
+    epochs = statistics.mean(len(r["curve"]) for entry in chosen.values() for r in entry["runs"])
+    print(f"\nTest, {len(runs)} seeds (mean ± std), until validation NDCG@{K} stopped improving "
+          f"(patience {args.patience}, at most {args.epochs} epochs; {epochs:.0f} on average), each run at its best validation epoch; "
           f"binary relevance (every rated item), already-seen items excluded, linear gain, log2 discount.")
     reference = chosen.get("softmax")
     header = ["loss", "grid", "lr", "knob", f"val NDCG@{K}", f"test NDCG@{K}", f"test Recall@{RECALL_K}", "vs softmax"]
@@ -279,7 +342,7 @@ def report(chosen: dict[str, dict], args: argparse.Namespace, seconds: float) ->
     for loss, entry in chosen.items():
         setting, runs = entry["setting"], entry["runs"]
         test = [r["test"]["ndcg"] for r in runs]
-        knob = "-" if setting.knob is None else f"{KNOBS[loss][0]}={setting.knob:g}"
+        knob = "-" if setting.knob is None else f"{KNOBS[setting.loss][0]}={setting.knob:g}"
         ratio = "-"
         if reference is not None:
             ratio = f"{statistics.mean(test) / statistics.mean(r['test']['ndcg'] for r in reference['runs']):.1%}"
@@ -326,7 +389,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "torch_ndcg",
                         help="folder for the downloaded wheel and the extracted ml-100k.inter")
     parser.add_argument("--losses", nargs="+", choices=LOSSES, default=list(LOSSES))
-    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument("--epochs", type=int, default=100, help="the most epochs a run may train")
+    parser.add_argument("--patience", type=int, default=5,
+                        help="stop a run once its validation NDCG@10 has not improved for this many epochs")
+    parser.add_argument("--negatives", type=int, default=100, help="items drawn per batch for the sampled losses")
+    parser.add_argument("--samplers", nargs="+", choices=SAMPLERS, default=["uniform"],
+                        help="how the sampled losses draw their negatives: uniformly, or by training popularity")
+    parser.add_argument("--corrections", nargs="+", choices=CORRECTIONS, default=["logq"],
+                        help="the sampled softmax and NDCG with the logQ correction, without, or both")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="one run per seed and grid point")
     parser.add_argument("--dim", type=int, default=64, help="embedding size")
     parser.add_argument("--batch-size", type=int, default=128, help="users per step")
@@ -337,7 +407,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--save", type=Path, help="write every run (curves and test metrics) to this JSON file")
     parser.add_argument("--merge", type=Path, nargs="+", help="report from --save files instead of training")
     args = parser.parse_args(argv)
-    for option in ("epochs", "dim", "batch_size", "threads"):
+    for option in ("epochs", "patience", "negatives", "dim", "batch_size", "threads"):
         if getattr(args, option) < 1:
             parser.error(f"--{option.replace('_', '-')} must be ≥ 1")
     if args.quick:

@@ -23,6 +23,10 @@ MODULES = [
     "torch_ndcg.losses.approx",
     "torch_ndcg.losses.neuralsort",
     "torch_ndcg.losses.modules",
+    "torch_ndcg.losses.sampled.lists",
+    "torch_ndcg.losses.sampled.losses",
+    "torch_ndcg.losses.sampled.distributed",
+    "torch_ndcg.retrieval",
     "torch_ndcg.data.letor",
     "torch_ndcg.data.batching",
     "torch_ndcg.data.synthetic",
@@ -50,9 +54,11 @@ def test_docstring_examples_run(name: str, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def public_callables() -> dict[str, object]:
-    names = {f"tn.{name}": getattr(tn, name) for name in tn.__all__ if name not in ("metrics", "ranked", "clicks")}
+    names = {f"tn.{name}": getattr(tn, name) for name in tn.__all__ if name not in ("metrics", "ranked", "clicks", "sampled", "retrieval")}
     names.update({f"tn.ranked.{name}": getattr(tn.ranked, name) for name in tn.ranked.__all__})
     names.update({f"tn.clicks.{name}": getattr(tn.clicks, name) for name in tn.clicks.__all__})
+    names.update({f"tn.sampled.{name}": getattr(tn.sampled, name) for name in tn.sampled.__all__})
+    names["tn.retrieval.top_k"] = tn.retrieval.top_k
     if importlib.util.find_spec("torchmetrics") is not None:  # the classes need torchmetrics (the metrics extra)
         names.update({f"tn.metrics.{name}": getattr(tn.metrics, name) for name in tn.metrics.__all__})
     return names

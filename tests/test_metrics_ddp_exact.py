@@ -20,7 +20,7 @@ import torch_ndcg as tn
 
 pytest.importorskip("torchmetrics", reason="the metric classes need torch-ndcg[metrics]")
 from torch_ndcg import exact_ddp, metrics as M  # noqa: E402
-from test_metrics_distributed import free_port  # noqa: E402
+from two_processes import free_port  # noqa: E402
 
 WORLD = 2
 QUERIES, ITEMS = 101, 12

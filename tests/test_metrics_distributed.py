@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import socket
 import warnings
 
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
+from two_processes import spawn
 
 import torch_ndcg as tn
 
@@ -135,14 +133,7 @@ def worker(rank: int, port: int) -> None:
         dist.destroy_process_group()
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not dist.is_available(), reason="torch.distributed is not available")
 def test_two_ranks_compute_the_value_of_the_union() -> None:
-    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
-    mp.spawn(worker, args=(free_port(),), nprocs=WORLD, join=True)
+    spawn(worker, WORLD)

@@ -13,6 +13,10 @@ The metrics and the losses share one definition of gain, discount and cutoff
   (``tn.neuralsort_ndcg_loss`` for long lists);
   ``tn.listnet_loss``, ``tn.lambda_loss``, … the standard ranking losses, on the same inputs
   (:mod:`torch_ndcg.losses`); ``tn.backends()`` tells which implementation of them runs, and why.
+* :mod:`tn.sampled <torch_ndcg.losses.sampled>` trains past one scored catalogue: sampled
+  softmax with the logQ correction, in-batch softmax (InfoNCE), BPR, gBCE and a sampled smooth
+  NDCG@k on sampled negatives, with negatives shared across ``torch.distributed`` ranks;
+  :mod:`torch_ndcg.retrieval` finds each query's top items in a catalogue of embeddings.
 * ``tn.distill_listnet_loss``, ``tn.margin_mse_loss``, ``tn.adr_mse_loss``, … distil a teacher's
   real-valued scores (``teacher_scores``) into a student (:mod:`torch_ndcg.losses.distill`).
 * :mod:`torch_ndcg.clicks` learns from clicks: click models, propensity estimation, and the
@@ -29,7 +33,7 @@ scikit-learn, trec_eval, torchmetrics, rax and allRank, is in :mod:`torch_ndcg.c
 import importlib as _importlib
 import typing as _typing
 
-from . import clicks, ranked
+from . import clicks, ranked, retrieval
 from .definitions import exp2_gain, linear_gain, log2_discount
 from .functional import average_precision, cg, dcg, hit_rate, idcg, mrr, ndcg, precision, rbp, recall
 from .losses import ApproxNDCGLoss, NeuralNDCGLoss, approx_ndcg, approx_ndcg_loss, neural_ndcg, neural_ndcg_loss
@@ -43,6 +47,7 @@ from .losses import ApproxRanks, BoundRanks, Gumbel, NeuralSortRows, SinkhornRow
 from .losses import average_precision_loss, dcg_loss, hit_rate_loss, mrr_loss, ndcg_loss, precision_loss
 from .losses import rbp_loss, recall_loss
 from .losses import pair_weights, position_weights
+from .losses import sampled
 from .losses.backends import backends
 from .pairs import ordered_pair_accuracy
 from .ranked import from_lists
@@ -122,6 +127,8 @@ __all__ = [
     "ranknet_loss",
     "rbp",
     "recall",
+    "retrieval",
+    "sampled",
     "softmax_loss",
 ]
 

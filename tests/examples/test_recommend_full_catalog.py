@@ -1,6 +1,5 @@
 """recommend_full_catalog.py: every loss trains and is reported; the data paths work offline."""
 
-import math
 import zipfile
 
 import pytest
@@ -11,13 +10,13 @@ import torch
 @pytest.mark.slow
 def test_quick_run_reports_every_loss_and_plots(tmp_path, capsys):
     chosen = example.main(["--quick", "--plot", str(tmp_path / "curves.png")])
-    assert list(chosen) == list(example.LOSSES)
+    assert [entry["setting"].loss for entry in chosen.values()] == list(example.LOSSES)
     for entry in chosen.values():
         (run,) = entry["runs"]
-        assert len(run["curve"]) == 2 and max(run["curve"]) == run["best_validation"]
+        assert len(run["curve"]) <= 2 and max(run["curve"]) == run["best_validation"]
         assert 0 <= run["test"]["ndcg"] <= 1 and 0 <= run["test"]["recall"] <= 1
     out = capsys.readouterr().out
-    assert "already-seen items excluded" in out and "binary relevance" in out and "| sampled-softmax" in out
+    assert "already-seen items excluded" in out and "binary relevance" in out and "| sampled-softmax (100 uniform, logQ)" in out
     assert (tmp_path / "curves.png").stat().st_size > 0
 
 
@@ -46,25 +45,44 @@ def test_reads_a_file_and_ml_100k_from_a_cached_wheel_without_network(tmp_path, 
     assert (tmp_path / "ml-100k.inter").exists()  # extracted once, read from there next time
 
 
-def test_sampled_softmax_with_the_whole_catalogue_drawn_is_the_softmax_over_the_negatives():
-    scores = torch.randn(3, 7, dtype=torch.float64)
+def test_sampled_lists_are_each_users_training_items_against_the_drawn_items_without_accidental_hits():
+    scores = torch.randn(3, 7)
     relevance = torch.zeros(3, 7)
     relevance[0, [1, 4]] = relevance[1, 0] = relevance[2, [2, 3, 6]] = 1
-    # Every item drawn once: M q_j = 1, so the correction vanishes and the sum over the sample is
-    # the sum over the user's non-relevant items exactly.
-    value = example.sampled_softmax(scores, relevance, torch.arange(7))
-    terms = []
-    for u in range(3):
-        negatives = scores[u][relevance[u] == 0]
-        for p in relevance[u].nonzero().flatten():
-            terms.append(-(scores[u, p] - torch.logsumexp(torch.cat([scores[u, p : p + 1], negatives]), 0)))
-    assert value.item() == pytest.approx(torch.stack(terms).mean().item(), abs=1e-12)
-    # Half the catalogue drawn: each drawn item stands for 7/3 items, log(M q) = log(3/7).
-    drawn = torch.tensor([0, 5, 1])
-    value = example.sampled_softmax(scores[:1], relevance[:1], drawn)
-    negatives = scores[0, [0, 5]] + math.log(7 / 3)  # item 1 is the user's own: left out
-    expected = [-(scores[0, p] - torch.logsumexp(torch.cat([scores[0, p : p + 1], negatives]), 0)) for p in (1, 4)]
-    assert value.item() == pytest.approx(torch.stack(expected).mean().item(), abs=1e-12)
+    counts = torch.tensor([5, 1, 1, 1, 1, 1, 1])
+    splits = type("Splits", (), {"n_items": 7, "item_counts": lambda self, split: counts})()
+    for name, q in (("uniform", torch.full((7,), 1 / 7)), ("popularity", (counts + 1) / (counts + 1).sum())):
+        sampler = example.Sampler.named(name, splits)
+        torch.testing.assert_close(sampler.q, q.float())
+        lists = sampler.lists(scores, relevance, 50, True, torch.Generator().manual_seed(0))
+        for u in range(3):
+            real = lists.positive_scores[u][lists.positive_mask[u]]
+            assert sorted(real.tolist()) == sorted(scores[u][relevance[u] > 0].tolist())
+        drawn = torch.stack([(scores[0] == value).nonzero()[0, 0] for value in lists.negative_scores[0]])
+        assert torch.equal(lists.negative_mask, relevance[:, drawn] == 0)  # a drawn item the user has: masked
+        torch.testing.assert_close(lists.negative_log_q, sampler.q[drawn].log())
+        assert sampler.lists(scores, relevance, 50, False, torch.Generator()).negative_log_q is None
+
+
+def test_a_run_stops_once_validation_stops_improving():
+    splits = example.synthetic(60, 120).split(test=0.1, validation=0.1)
+    run = example.train(example.Setting("softmax", 0.1, None), splits, 0, 200, 8, 32, 2)
+    curve = run["curve"]
+    assert len(curve) < 200 and max(curve) == run["best_validation"]
+    assert all(value <= max(curve[:-2]) for value in curve[-2:])  # the last 2 epochs did not improve
+    assert max(curve[:-2]) > max(curve[:-3] or [-1.0])  # the best epoch is the last before the patience ran out
+
+
+@pytest.mark.slow
+def test_sampled_losses_run_on_the_synthetic_stand_in_with_every_sampler_and_correction(capsys):
+    chosen = example.main(["--quick", "--losses", "softmax", "sampled-softmax", "gbce", "--negatives", "30",
+                           "--samplers", "uniform", "popularity", "--corrections", "logq", "none"])  # fmt: skip
+    assert sorted(chosen) == sorted([
+        "softmax", "sampled-softmax (30 uniform, logQ)", "sampled-softmax (30 uniform, no logQ)",
+        "sampled-softmax (30 popularity, logQ)", "sampled-softmax (30 popularity, no logQ)",
+        "gbce (30 uniform, no logQ)", "gbce (30 popularity, no logQ)",
+    ])  # fmt: skip
+    assert "vs softmax" in capsys.readouterr().out
 
 
 def test_bad_arguments_exit():
@@ -72,3 +90,7 @@ def test_bad_arguments_exit():
         example.main(["--epochs", "0"])
     with pytest.raises(SystemExit):
         example.main(["--losses", "hinge"])
+    with pytest.raises(SystemExit):
+        example.main(["--samplers", "zipf"])
+    with pytest.raises(SystemExit):
+        example.main(["--patience", "0"])

@@ -8,6 +8,7 @@ case against one contract. A new public entry point joins by adding a recipe to 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -374,6 +375,46 @@ def data_helpers(data: st.DataObject) -> Case:
     return Case(call, ("queries", "features", "labels", "relevance"), has_validate=False)
 
 
+SAMPLED_LOSSES = {
+    "sampled_softmax_loss": {"temperature": _POSITIVE},
+    "bpr_loss": {},
+    "gbce_loss": {"catalogue_size": st.sampled_from([100, 3, 0, 2.5]), "calibration": st.sampled_from([0.75, 0.0, 1.0, 2.0])},
+    "sampled_ndcg_loss": {"k": st.sampled_from([None, 1, 3, 0, (1, 2)]), "temperature": _POSITIVE, **_NDCG},
+}
+_SAMPLED_FIELDS = ("lists", "positive_scores", "negative_scores", "negative_log_q", "positive_log_q",
+                   "positive_mask", "negative_mask", "positive_relevance")  # fmt: skip
+
+
+def sampled_loss(data: st.DataObject) -> Case:
+    """A ``tn.sampled`` loss on drawn lists: hostile scores, shapes that may not fit, masks of any
+    kind, log q that may be probabilities or NaN, and drawn options."""
+    draw = data.draw
+    name = draw(st.sampled_from(sorted(SAMPLED_LOSSES)))
+    batch, count, m = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 5))
+    positive_shape = draw(st.sampled_from([(batch, count), (batch,), (batch + 1,), ()]))
+    negative_shape = draw(st.sampled_from([(batch, m), (m,), (batch + 1, m), (batch, 0)]))
+    positives = draw(values(positive_shape, hostile=draw(st.booleans())))
+    negatives = draw(values(negative_shape, hostile=draw(st.booleans())))
+    leaves = [t.detach().requires_grad_(True) if t.is_floating_point() else t for t in (positives, negatives)]
+    log_q = draw(st.sampled_from([None, "log", "probabilities", "nan", "wrong shape"]))
+    negative_log_q = {
+        None: None, "log": torch.full(negative_shape[-1:], -2.0), "probabilities": torch.full(negative_shape[-1:], 0.3),
+        "nan": torch.full(negative_shape[-1:], math.nan), "wrong shape": torch.zeros(m + 1),
+    }[log_q]  # fmt: skip
+    lists = tn.sampled.SampledLists(
+        leaves[0], leaves[1], negative_log_q=negative_log_q,
+        positive_mask=draw(masks(positive_shape)), negative_mask=draw(masks(negative_shape)),
+        positive_relevance=draw(st.sampled_from([None, draw(values(positive_shape, hostile=False))])),
+    )  # fmt: skip
+    options = {option: draw(strategy) for option, strategy in SAMPLED_LOSSES[name].items()}
+    options["reduction"] = draw(st.sampled_from(["mean", "sum", "none", "avg"]))
+    fn = getattr(tn.sampled, name)
+    return Case(
+        lambda validate: fn(lists, validate=validate, **options), (*_SAMPLED_FIELDS, "validate", *options),
+        nan_allowed=options["reduction"] == "none", differentiable=True,
+    )
+
+
 ENTRY_POINTS: dict[str, Callable[[st.DataObject], Case]] = {
     **{f"tn.{name}": scored_metric(name) for name in SCORED},
     "tn.idcg": idcg,
@@ -381,6 +422,7 @@ ENTRY_POINTS: dict[str, Callable[[st.DataObject], Case]] = {
     **{f"tn.ranked.{name}": ranked_metric(name) for name in RANKED},
     "tn.from_lists": from_lists,
     **{f"tn.{name}": loss(name) for name in LOSSES},
+    "tn.sampled losses": sampled_loss,
     "tn.metrics classes": metric_class,
     "torch_ndcg.data": data_helpers,
 }
