@@ -17,6 +17,7 @@ TABLES = {
     "trec": "TREC run evaluation (read + evaluate) against ranx and pytrec_eval",
     "stats": "pairwise significance tests of many runs (randomisation, t-test) against ranx",
     "clicks": "IPS losses on clicks against their label-based twins, forward+backward",
+    "twins": "each metric's smooth twin beside the NDCG twin of the same relaxation, and on one 100,000-item list",
     "revisions": "the listwise losses against an earlier commit's (--base REV), side by side in one process",
     "retrieval": "chunked top-k over a catalogue of embeddings against a plain chunked torch.topk scan",
 }

@@ -51,6 +51,14 @@ FUNCTIONS = {
     "distill_ranknet_loss": lambda s, r: tn.distill_ranknet_loss(s, _teacher(s, r)),
     "margin_mse_loss": lambda s, r: tn.margin_mse_loss(s, _teacher(s, r)),
     "adr_mse_loss": lambda s, r: tn.adr_mse_loss(s, _teacher(s, r)),
+    "ndcg_loss": lambda s, r: tn.ndcg_loss(s, r, 3),
+    "dcg_loss": lambda s, r: tn.dcg_loss(s, r, 3, relaxation="bound"),
+    "mrr_loss": lambda s, r: tn.mrr_loss(s, r, 3, relaxation="neuralsort"),
+    "precision_loss": lambda s, r: tn.precision_loss(s, r, 3, relaxation=tn.ApproxRanks(cutoff="midway")),
+    "recall_loss": lambda s, r: tn.recall_loss(s, r, 3, relaxation=tn.SinkhornRows(sinkhorn_iters=4)),
+    "hit_rate_loss": lambda s, r: tn.hit_rate_loss(s, r, 3, relaxation=tn.SinkhornRows(sinkhorn_iters=4)),
+    "average_precision_loss": lambda s, r: tn.average_precision_loss(s, r, 3),
+    "rbp_loss": lambda s, r: tn.rbp_loss(s, r, 3, relaxation="neuralsort"),
 }
 # The ranked metrics take recommended ids and a ground truth.
 RANKED = {

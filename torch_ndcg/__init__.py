@@ -43,6 +43,9 @@ from .losses import TeacherScoresLookLikeLabels, adr_mse_loss, distill_listmle_l
 from .losses import distill_ranknet_loss, margin_mse_loss
 from .losses import NeuralSortNDCGLoss, neuralsort_ndcg, neuralsort_ndcg_loss
 from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss, ranknet_loss, softmax_loss
+from .losses import ApproxRanks, BoundRanks, Gumbel, NeuralSortRows, SinkhornRows
+from .losses import average_precision_loss, dcg_loss, hit_rate_loss, mrr_loss, ndcg_loss, precision_loss
+from .losses import rbp_loss, recall_loss
 from .losses import pair_weights, position_weights
 from .losses import sampled
 from .losses.backends import backends
@@ -58,6 +61,19 @@ if _typing.TYPE_CHECKING:  # type checkers see the lazily imported modules; runn
 _LAZY_MODULES = frozenset({"conventions", "data", "metrics", "trec"})
 
 __all__ = [
+    "recall_loss",
+    "rbp_loss",
+    "precision_loss",
+    "ndcg_loss",
+    "mrr_loss",
+    "hit_rate_loss",
+    "dcg_loss",
+    "average_precision_loss",
+    "SinkhornRows",
+    "NeuralSortRows",
+    "Gumbel",
+    "BoundRanks",
+    "ApproxRanks",
     "AdrMSELoss",
     "ApproxNDCGLoss",
     "Clicks",

@@ -32,6 +32,17 @@ LOSSES = {
         s, r, weighting=lambda pairs: pairs.gain_i * pairs.discount(pairs.rank_j), **o
     ),
 }
+# Every metric's twin, with each relaxation.
+TWIN_RELAXATIONS = {
+    "approx": tn.ApproxRanks(),
+    "approx midway": tn.ApproxRanks(cutoff="midway"),
+    "bound": tn.BoundRanks(),
+    "neuralsort": tn.NeuralSortRows(),
+    "sinkhorn": tn.SinkhornRows(sinkhorn_iters=4),
+    "gumbel": tn.Gumbel(tn.ApproxRanks(), samples=3),
+}
+TWINS = ["ndcg_loss", "dcg_loss", "mrr_loss", "precision_loss", "recall_loss", "hit_rate_loss",
+         "average_precision_loss", "rbp_loss"]  # fmt: skip
 
 
 def _inputs(masked: bool):
@@ -144,6 +155,29 @@ def test_dense_layout_without_validation_compiles_as_one_graph(name):
 
     eager = _value_and_grad(fn, scores, relevance)
     _assert_same(_value_and_grad(torch.compile(fn, backend="aot_eager", fullgraph=True), scores, relevance), eager)
+
+
+# Every twin with the default relaxation, and every relaxation with MRR's twin (the metrics
+# share each relaxation's code, so the product adds nothing but time).
+TWIN_CASES = [(name, "approx") for name in TWINS] + [("mrr_loss", r) for r in TWIN_RELAXATIONS if r != "approx"]
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize(("name", "relaxation"), TWIN_CASES)
+def test_every_twin_compiles_as_one_graph_and_equals_eager(name, relaxation, dynamic):
+    loss = getattr(tn, name)
+    scores, relevance, mask = _inputs(masked=True)
+    options = {"relaxation": TWIN_RELAXATIONS[relaxation]}
+    if relaxation == "gumbel":  # the same draw in both runs
+        options["relaxation"] = None
+
+    def fn(s, r, m):
+        chosen = options["relaxation"] or tn.Gumbel(tn.ApproxRanks(), samples=3, generator=torch.Generator().manual_seed(0))
+        return loss(s, r, 3, mask=m, relaxation=chosen)
+
+    eager = _value_and_grad(fn, scores, relevance, mask)
+    compiled = torch.compile(fn, backend="aot_eager", fullgraph=relaxation != "gumbel", dynamic=dynamic)
+    _assert_same(_value_and_grad(compiled, scores, relevance, mask), eager)
 
 
 # Every implementation a loss has on CPU: impl="auto" picks streaming (or kernel) for longer lists

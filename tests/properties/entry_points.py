@@ -257,6 +257,19 @@ LOSSES = {
     "ranknet_loss": (tn.ranknet_loss, tn.RankNetLoss, False, {**_IMPL, **_WEIGHTED, "sigma": _POSITIVE}),
     "pairwise_hinge_loss": (tn.pairwise_hinge_loss, tn.PairwiseHingeLoss, False, {**_IMPL, **_WEIGHTED, "margin": _POSITIVE}),
 }
+# Every metric's twin that has an ``empty`` (the shared loss options draw one), with a drawn relaxation.
+_RELAXATION = {"relaxation": st.sampled_from(
+    ["approx", "bound", "neuralsort", "sinkhorn", "sigmoid", tn.ApproxRanks(temperature=0.5, cutoff="midway")]
+)}  # fmt: skip
+_BINARY = {**_RELAXATION, "threshold": THRESHOLDS}
+LOSSES.update({
+    "ndcg_loss": (tn.ndcg_loss, None, True, {**_NDCG, **_RELAXATION}),
+    "mrr_loss": (tn.mrr_loss, None, True, dict(_BINARY)),
+    "precision_loss": (tn.precision_loss, None, True, {**_BINARY, "adaptive_k": ADAPTIVE_K}),
+    "recall_loss": (tn.recall_loss, None, True, dict(_BINARY)),
+    "hit_rate_loss": (tn.hit_rate_loss, None, True, dict(_BINARY)),
+    "average_precision_loss": (tn.average_precision_loss, None, True, {**_BINARY, "ap_normaliser": AP_NORMALISERS}),
+})
 
 
 def loss(name: str) -> Callable[[st.DataObject], Case]:

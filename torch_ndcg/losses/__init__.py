@@ -8,6 +8,17 @@ its scalings), the default on CPU. For long lists (a whole catalogue per user),
 ``neuralsort_ndcg`` relaxes the sort by NeuralSort's top ``k`` rows alone (no Sinkhorn), in
 O(N log N + k·N).
 
+Every ranked metric has a smooth twin, and each is a metric plus a relaxation
+(:mod:`.twins`): ``ndcg_loss``, ``dcg_loss``, ``mrr_loss``, ``precision_loss``,
+``recall_loss``, ``hit_rate_loss``, ``average_precision_loss`` and ``rbp_loss`` take
+``relaxation=``, a name or an object. The metric is defined once, over ranks, in
+:mod:`torch_ndcg.over_ranks` (the exact metric on exact ranks); the relaxations live in
+:mod:`.relaxations` and are chosen in :mod:`.relaxations.choices`: approximate ranks
+(``ApproxRanks``), their hinge bound (``BoundRanks``), NeuralSort's top rows
+(``NeuralSortRows``), Sinkhorn (``SinkhornRows``) and Gumbel-perturbed scores around any of them
+(``Gumbel``). ``approx_ndcg_loss``, ``neuralsort_ndcg_loss`` and ``neural_ndcg_loss`` are the
+NDCG twins of the approximate ranks, NeuralSort and Sinkhorn, with their own options.
+
 The field's standard losses take the same inputs: ``listnet_loss``, ``softmax_loss`` and
 ``listmle_loss`` (listwise), ``ranknet_loss`` and ``pairwise_hinge_loss`` (pairwise, streamed
 over blocks of pairs for long lists) and ``lambda_loss`` (LambdaLoss on the metric's NDCG@k).
@@ -63,6 +74,17 @@ from .modules import (
 from .neural import neural_ndcg, neural_ndcg_loss
 from .neuralsort import neuralsort_ndcg, neuralsort_ndcg_loss
 from .pairwise import pairwise_hinge_loss, ranknet_loss
+from .relaxations.choices import ApproxRanks, BoundRanks, Gumbel, NeuralSortRows, SinkhornRows
+from .twins import (
+    average_precision_loss,
+    dcg_loss,
+    hit_rate_loss,
+    mrr_loss,
+    ndcg_loss,
+    precision_loss,
+    rbp_loss,
+    recall_loss,
+)
 from . import pair_weights, position_weights
 
 __all__ = ["ApproxNDCGLoss", "NeuralNDCGLoss", "approx_ndcg", "approx_ndcg_loss", "neural_ndcg", "neural_ndcg_loss"]
@@ -72,3 +94,6 @@ __all__ += ["AdrMSELoss", "DistillListMLELoss", "DistillListNetLoss", "DistillRa
 __all__ += ["TeacherScoresLookLikeLabels", "adr_mse_loss", "distill_listmle_loss", "distill_listnet_loss"]
 __all__ += ["distill_ranknet_loss", "margin_mse_loss"]
 __all__ += ["NeuralSortNDCGLoss", "neuralsort_ndcg", "neuralsort_ndcg_loss"]
+__all__ += ["ApproxRanks", "BoundRanks", "Gumbel", "NeuralSortRows", "SinkhornRows"]
+__all__ += ["average_precision_loss", "dcg_loss", "hit_rate_loss", "mrr_loss", "ndcg_loss", "precision_loss"]
+__all__ += ["rbp_loss", "recall_loss"]

@@ -9,8 +9,6 @@ stay under autograd, so any discount callable works.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import Tensor
 
@@ -29,51 +27,7 @@ from ..validation import names_arguments
 from . import common
 from .layout import flat_call
 from .options import DEFAULT_TEMPERATURE, ApproxNDCGOptions
-from .relaxations.approximate_ranks import candidate_ranks, candidates, top_candidates
-from .transforms import ListsFunction, vmap_over_lists
-
-
-def dense_ranks(scores: Tensor, valid: Tensor, tau: float) -> Tensor:
-    r"""``π_i = 1 + v_i Σ_{j≠i} v_j σ((s_j − s_i)/τ)`` from the explicit ``[B, N, N]`` matrix."""
-    v = valid.to(scores.dtype)
-    others = v[:, None, :] * (1 - torch.eye(scores.shape[-1], dtype=scores.dtype, device=scores.device))
-    pairs = torch.sigmoid((scores[:, None, :] - scores[:, :, None]) / tau)
-    return 1 + v * (pairs * others).sum(-1)
-
-
-class StreamingRanks(ListsFunction):
-    """The same ranks in O(B·N) memory; the backward recomputes the sigmoid blocks."""
-
-    @staticmethod
-    def forward(scores: Tensor, valid: Tensor, tau: float, ops: Any) -> Tensor:
-        ranks = ops.approx_ranks(scores, valid.to(scores.dtype), tau)
-        _release(ops)
-        return ranks
-
-    @staticmethod
-    def setup_context(ctx, inputs, output) -> None:
-        scores, valid, tau, ops = inputs
-        ctx.save_for_backward(scores, valid)
-        ctx.tau, ctx.ops = tau, ops
-
-    @staticmethod
-    def vmap(info, in_dims, *args):
-        return vmap_over_lists(StreamingRanks.apply, info, in_dims, args)
-
-    @staticmethod
-    def backward(ctx, grad_pi: Tensor):
-        scores, valid = ctx.saved_tensors
-        if torch.is_grad_enabled():  # create_graph=True (and torch.func): the dense reference's graph
-            return common.second_order(lambda x: dense_ranks(x, valid, ctx.tau), scores, grad_pi), None, None, None
-        grad = ctx.ops.approx_ranks_backward(scores, valid.to(scores.dtype), ctx.tau, grad_pi)
-        _release(ctx.ops)
-        return grad, None, None, None
-
-
-def _release(ops: Any) -> None:
-    """Drop the block buffers: the graph, and so ``ops``, may live on after backward."""
-    if hasattr(ops, "release"):
-        ops.release()
+from .relaxations.approximate_ranks import StreamingRanks, candidate_ranks, candidates, dense_ranks, top_candidates
 
 
 def _smooth_dcg(lists: common.LossLists, discount: d.Discount, tau: float, impl: str) -> Tensor:

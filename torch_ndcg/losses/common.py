@@ -192,16 +192,24 @@ def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
     """
     is_empty = lists.idcg == 0
     values = dcg / torch.where(is_empty, torch.ones_like(lists.idcg), lists.idcg)
+    return finish_values(values, is_empty, lists.batch_shape, lists.validate, empty, reduction)
+
+
+def finish_values(
+    values: Tensor, is_empty: Tensor, batch_shape: torch.Size, validate: bool, empty: str, reduction: str
+) -> Tensor:
+    """Smooth metric values ``[B]`` → checked (a NaN for a list with something to rank is an
+    error), with the metric's ``empty`` for the lists ``is_empty`` marks, and ``reduction``."""
     # Read on the host whenever reading is free (CPU) or allowed; compiled, in one operator.
-    if lists.validate and torch.compiler.is_compiling():
+    if validate and torch.compiler.is_compiling():
         values = validated_smooth_values(values, is_empty)
-    elif may_read_values(values, lists.validate):
+    elif may_read_values(values, validate):
         values = validated_smooth_values(values, is_empty)  # (the check itself in eager mode)
     if empty == "error":  # refused by a registered check, which torch.compile and torch.func keep too
         values = _relevant_queries(values, is_empty)
     else:
         values = apply_empty(values, is_empty, empty)
-    return reduce(values.reshape(lists.batch_shape), reduction)
+    return reduce(values.reshape(batch_shape), reduction)
 
 
 #: ``values`` once no query is empty (``apply_empty``'s ``"error"``; see :func:`register_check`).

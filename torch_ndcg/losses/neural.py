@@ -27,25 +27,10 @@ from ..validation import names_arguments
 from . import common
 from .layout import flat_call
 from .options import DEFAULT_BETA, DEFAULT_SAMPLES, DEFAULT_SINKHORN_ITERS, DEFAULT_TEMPERATURE, NeuralNDCGOptions
+from .relaxations.choices import perturbed
 from .relaxations.sinkhorn.dense import dense_dcg
 from .relaxations.sinkhorn.op import kernel_dcg
 from .relaxations.sinkhorn.streaming import sinkhorn_dcg
-
-
-def _gumbel(shape: tuple[int, ...], like: Tensor, generator: torch.Generator | None) -> Tensor:
-    """Standard Gumbel noise ``−log(−log U)``, U uniform, drawn from ``generator``."""
-    tiny = torch.finfo(like.dtype).tiny
-    uniform = torch.rand(shape, generator=generator, dtype=like.dtype, device=like.device)
-    return -torch.log(-torch.log(uniform.clamp(min=tiny)))
-
-
-def _log_scores(scores: Tensor, valid: Tensor) -> Tensor:
-    """``log(s + |min s| + 1e-10)`` (allRank's ``log_scores``): the minimum over every real item of
-    the batch, so each score is shifted to ≥ 0 before the logarithm; padding is left as it is."""
-    smallest = torch.where(valid, scores, torch.full_like(scores, torch.inf)).min()
-    smallest = torch.where(torch.isfinite(smallest), smallest, torch.zeros_like(smallest))  # no real item
-    shifted = torch.where(valid, scores + smallest.abs() + 1e-10, torch.ones_like(scores))
-    return torch.log(shifted)
 
 
 def _smooth_dcg(
@@ -74,22 +59,15 @@ def _smooth_dcg(
 
     if not stochastic:
         return one(s, valid, rank_weight, gains)
-    if log_scores:
-        s = _log_scores(s, valid)
-    noise = _gumbel((samples, *s.shape), s, generator)
+    samples_of = perturbed(s, valid, samples, beta, generator, log_scores)  # Gumbel's own draw
     if impl != "dense":
         # Samples fold into the batch: the saved state is O(samples · B · N), never N².
-        perturbed = torch.where(valid, s + beta * noise, torch.zeros_like(s)).reshape(-1, s.shape[-1])
         many = [t.expand(samples, *t.shape).reshape(-1, t.shape[-1]) for t in (valid, rank_weight, gains)]
-        return one(perturbed, *many).reshape(samples, -1).mean(0)
+        return one(samples_of.reshape(-1, s.shape[-1]), *many).reshape(samples, -1).mean(0)
     # Dense: one sample at a time, recomputed in backward, so only one [B, N, N] graph is alive.
     # The per-sample values are stacked and averaged as the other paths average them: a running
     # float32 total would add a rounding error per sample (1e-5 relative at 1,024 samples).
-    values = [
-        checkpoint(one, torch.where(valid, s + beta * sample, torch.zeros_like(s)), valid, rank_weight, gains,
-                   use_reentrant=False)
-        for sample in noise
-    ]  # fmt: skip
+    values = [checkpoint(one, sample, valid, rank_weight, gains, use_reentrant=False) for sample in samples_of]
     return torch.stack(values).mean(0)
 
 

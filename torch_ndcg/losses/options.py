@@ -19,6 +19,7 @@ import torch
 
 from .. import definitions as d
 from ..options import (
+    AP_NORMALISERS,
     DEFAULT_DISCOUNT,
     DEFAULT_GAIN,
     EMPTY,
@@ -31,7 +32,7 @@ from ..options import (
     REDUCTIONS,
     WEIGHTINGS,
 )
-from ..validation import check_flag, check_option, check_positive
+from ..validation import check_flag, check_option, check_positive, check_threshold
 
 DEFAULT_TEMPERATURE = 1.0
 # The temperature of the NeuralSort top-rows loss: "auto" scales τ with each list's length and
@@ -76,6 +77,17 @@ def _temperature(value: object) -> None:
         raise ValueError(f'temperature must be a finite number > 0 or "auto", got {value!r}')
 
 
+def _persistence(value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ValueError(f"persistence must be a number in [0, 1), got {value!r}")
+
+
+def _relaxation(value: object) -> None:
+    from .relaxations.choices import resolve_relaxation  # (the relaxations import these options)
+
+    resolve_relaxation(value)
+
+
 def _weighting(value: object, choices: tuple[str, ...], module: str) -> None:
     if not callable(value) or isinstance(value, type):
         if not isinstance(value, str) or value not in choices:
@@ -109,6 +121,11 @@ _CHECKS: dict[str, Callable[[Any], object]] = {
     "generator": _generator,
     "pairs": lambda value: check_option("pairs", value, MARGIN_PAIRS),
     "position_aware": lambda value: check_flag("position_aware", value),
+    "threshold": check_threshold,
+    "adaptive_k": lambda value: check_flag("adaptive_k", value),
+    "ap_normaliser": lambda value: check_option("ap_normaliser", value, AP_NORMALISERS),
+    "persistence": _persistence,
+    "relaxation": lambda value: _relaxation(value),
 }
 
 
@@ -274,3 +291,21 @@ class AdrMSEOptions(LossOptions):
     temperature: float
     discount: d.Discount | None
     impl: str
+
+
+@dataclass(frozen=True)
+class TwinOptions(LossOptions):
+    """A metric's smooth twin (:mod:`torch_ndcg.losses.twins`): the metric's own options, each
+    twin passing those its metric has (the defaults for the others), and the relaxation."""
+
+    empty_choices: ClassVar[tuple[str, ...]] = EMPTY
+    may_be_none: ClassVar[frozenset[str]] = frozenset({"threshold"})
+
+    k: d.Cutoff
+    relaxation: Any
+    gain: d.Gain
+    discount: d.Discount
+    threshold: float | None
+    adaptive_k: bool
+    ap_normaliser: str
+    persistence: float

@@ -13,6 +13,7 @@ the top ``M`` items by score (one ``topk``) need their ranks, each a sum over th
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -101,3 +102,46 @@ class CandidateRanks(ListsFunction):
 def candidate_ranks(scores: Tensor, valid: Tensor, chosen: Tensor, tau: float) -> Tensor:
     """The approximate ranks ``[B, M]`` of the items at positions ``chosen`` ``[B, M]``."""
     return CandidateRanks.apply(scores, valid, chosen, tau)
+
+
+def dense_ranks(scores: Tensor, valid: Tensor, tau: float) -> Tensor:
+    r"""``π_i = 1 + v_i Σ_{j≠i} v_j σ((s_j − s_i)/τ)`` from the explicit ``[B, N, N]`` matrix."""
+    v = valid.to(scores.dtype)
+    others = v[:, None, :] * (1 - torch.eye(scores.shape[-1], dtype=scores.dtype, device=scores.device))
+    pairs = torch.sigmoid((scores[:, None, :] - scores[:, :, None]) / tau)
+    return 1 + v * (pairs * others).sum(-1)
+
+
+class StreamingRanks(ListsFunction):
+    """The same ranks in O(B·N) memory; the backward recomputes the sigmoid blocks."""
+
+    @staticmethod
+    def forward(scores: Tensor, valid: Tensor, tau: float, ops: Any) -> Tensor:
+        ranks = ops.approx_ranks(scores, valid.to(scores.dtype), tau)
+        _release(ops)
+        return ranks
+
+    @staticmethod
+    def setup_context(ctx, inputs, output) -> None:
+        scores, valid, tau, ops = inputs
+        ctx.save_for_backward(scores, valid)
+        ctx.tau, ctx.ops = tau, ops
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        return vmap_over_lists(StreamingRanks.apply, info, in_dims, args)
+
+    @staticmethod
+    def backward(ctx, grad_pi: Tensor):
+        scores, valid = ctx.saved_tensors
+        if torch.is_grad_enabled():  # create_graph=True (and torch.func): the dense reference's graph
+            return second_order(lambda x: dense_ranks(x, valid, ctx.tau), scores, grad_pi), None, None, None
+        grad = ctx.ops.approx_ranks_backward(scores, valid.to(scores.dtype), ctx.tau, grad_pi)
+        _release(ctx.ops)
+        return grad, None, None, None
+
+
+def _release(ops: Any) -> None:
+    """Drop the block buffers: the graph, and so ``ops``, may live on after backward."""
+    if hasattr(ops, "release"):
+        ops.release()

@@ -95,55 +95,67 @@ def _excess_vjp(ascending: Tensor, order: Tensor, upstream: Tensor) -> Tensor:
     return torch.zeros_like(result).scatter(-1, order, result)
 
 
-class TopRowsDCG(ListsFunction):
-    r"""``Σ_{i ≤ R} weight_i Σ_j P̂_ij gain_j`` per list ``[B]``, with an analytic backward in the
-    scores and the gains; also returns the rows and the sort's order (no gradient), which the
-    backward reuses.
+class TopRowMeans(ListsFunction):
+    r"""``q_i = Σ_j P̂_ij v_j`` ``[B, R]`` for the rows ``i = 1..R`` (the expected value ``v`` at
+    rank ``i``), or with a ``weight`` ``[B, R]`` their weighted sum ``Σ_i w_i q_i`` ``[B]`` (a
+    DCG, in the Function: no autograd node of its own), with an analytic backward in the scores
+    and the values; also returns the rows and the sort's order (no gradient), which the backward
+    reuses.
 
-    With ``ḡ_i = Σ_j P̂_ij g_j`` and ``G_ij = w_i P̂_ij (g_j − ḡ_i)`` (the gradient with respect to
-    the logits), the gradient is
-    ``∂/∂s_m = (Σ_i (1 − 2i) G_im − 2 Σ_j (Σ_i G_ij) ∂H_j/∂s_m) / τ``. Under
+    With the upstream gradient ``a_i = ∂L/∂q_i`` and ``G_ij = a_i P̂_ij (v_j − q_i)`` (the gradient
+    with respect to the logits), the gradient is
+    ``∂L/∂s_m = (Σ_i (1 − 2i) G_im − 2 Σ_j (Σ_i G_ij) ∂H_j/∂s_m) / τ``. Under
     ``create_graph=True`` the backward rebuilds ``P̂`` from the scores with differentiable
     operations, so the second derivatives are autograd's of this same formula.
     """
 
     @staticmethod
-    def forward(scores: Tensor, valid: Tensor, weight: Tensor, gains: Tensor, tau: Tensor):
+    def forward(scores: Tensor, valid: Tensor, values: Tensor, tau: Tensor, rows: int, weight: Tensor | None):
         ascending, order = torch.sort(_filled(scores, valid), dim=-1)
-        probabilities = _rows(scores, valid, ascending, order, weight.shape[-1], tau)
-        dcg = (torch.bmm(probabilities, gains[:, :, None])[:, :, 0] * weight).sum(-1)
-        return dcg, probabilities, order
+        probabilities = _rows(scores, valid, ascending, order, rows, tau)
+        means = torch.bmm(probabilities, values[:, :, None])[:, :, 0]
+        return means if weight is None else (means * weight).sum(-1), probabilities, order
 
     @staticmethod
     def setup_context(ctx, inputs, output) -> None:
-        scores, valid, weight, gains, tau = inputs
+        scores, valid, values, tau, _, weight = inputs
         _, probabilities, order = output
         ctx.mark_non_differentiable(probabilities, order)
-        ctx.save_for_backward(scores, valid, weight, gains, tau, probabilities, order)
+        ctx.save_for_backward(scores, valid, values, tau, probabilities, order, weight)
 
     @staticmethod
     def vmap(info, in_dims, *args):
-        return vmap_over_lists(TopRowsDCG.apply, info, in_dims, args)
+        return vmap_over_lists(TopRowMeans.apply, info, in_dims, args)
 
     @staticmethod
-    def backward(ctx, grad_dcg: Tensor, _grad_rows: Tensor, _grad_order: Tensor):
-        scores, valid, weight, gains, tau, probabilities, order = ctx.saved_tensors
+    def backward(ctx, grad_out: Tensor, _grad_rows: Tensor, _grad_order: Tensor):
+        scores, valid, values, tau, probabilities, order, weight = ctx.saved_tensors
+        rows = probabilities.shape[1]
         ascending = _filled(scores.detach(), valid).gather(-1, order)
         if torch.is_grad_enabled():  # create_graph=True: rows that depend on the scores
-            probabilities = _rows(scores, valid, _filled(scores, valid).gather(-1, order), order, weight.shape[-1], tau)
-        mean_gain = torch.bmm(probabilities, gains[:, :, None])[:, :, 0]  # ḡ [B, R]
-        w, slope = weight * grad_dcg[:, None], _slopes(weight.shape[-1], scores)[None, :]
-        # Σ_i a_i G_ij = g_j Σ_i a_i w_i P̂_ij − Σ_i a_i w_i ḡ_i P̂_ij for a = 1 − 2i and a = 1: one
+            probabilities = _rows(scores, valid, _filled(scores, valid).gather(-1, order), order, rows, tau)
+        means = torch.bmm(probabilities, values[:, :, None])[:, :, 0]  # q [B, R]
+        w, slope = grad_out if weight is None else weight * grad_out[:, None], _slopes(rows, scores)[None, :]
+        # Σ_i c_i G_ij = v_j Σ_i c_i a_i P̂_ij − Σ_i c_i a_i q_i P̂_ij for c = 1 − 2i and c = 1: one
         # [B, 4, R] × [B, R, N] product instead of G itself.
-        coefficients = torch.stack([slope * w, slope * w * mean_gain, w, w * mean_gain], 1)
+        coefficients = torch.stack([slope * w, slope * w * means, w, w * means], 1)
         sums = torch.bmm(coefficients, probabilities)
-        direct = gains * sums[:, 0] - sums[:, 1]
-        upstream = gains * sums[:, 2] - sums[:, 3]
+        direct = values * sums[:, 0] - sums[:, 1]
+        upstream = values * sums[:, 2] - sums[:, 3]
         through_excess = _excess_vjp(ascending, order, upstream)
         grad_scores = torch.where(valid, direct - 2 * through_excess, torch.zeros_like(direct)) / tau
-        # ∂DCG/∂g_j = Σ_i w_i P̂_ij (0 at padding, whose probabilities are 0): relevance with grad.
-        grad_gains = torch.bmm(w[:, None, :], probabilities)[:, 0] if ctx.needs_input_grad[3] else None
-        return grad_scores, None, None, grad_gains, None
+        # ∂out/∂v_j = Σ_i a_i P̂_ij (0 at padding, whose probabilities are 0): relevance with grad.
+        grad_values = torch.bmm(w[:, None, :], probabilities)[:, 0] if ctx.needs_input_grad[2] else None
+        return grad_scores, None, grad_values, None, None, None
+
+
+def top_row_means(scores: Tensor, valid: Tensor, values: Tensor, rows: int, tau: Tensor | float) -> Tensor:
+    """``[B, R]`` the expected ``values`` ``[B, N]`` (0 at padding) at each of NeuralSort's ranks
+    ``1..R``; ``tau`` a number or a ``[B, 1]`` tensor (no gradient)."""
+    if not scores.shape[-1]:  # no item: every rank holds nothing (and the scores' empty gradient)
+        return scores.new_zeros(scores.shape[0], rows) + scores.sum(-1, keepdim=True)
+    tau = _on(tau, scores).detach().expand(scores.shape[0], 1)  # one per list: vmap folds lists
+    return TopRowMeans.apply(scores, valid, values, tau, rows, None)[0]
 
 
 def top_rows_dcg(scores: Tensor, valid: Tensor, weight: Tensor, gains: Tensor, tau: Tensor | float) -> Tensor:
@@ -152,5 +164,5 @@ def top_rows_dcg(scores: Tensor, valid: Tensor, weight: Tensor, gains: Tensor, t
     ``gains`` ``[B, N]`` (0 at padding), ``tau`` a number or a ``[B, 1]`` tensor (no gradient)."""
     if not scores.shape[-1]:  # no item, no rank: a DCG of 0 (and the scores' empty gradient)
         return scores.sum(-1)
-    tau = _on(tau, scores).detach().expand(scores.shape[0], 1)  # one per list: vmap folds lists
-    return TopRowsDCG.apply(scores, valid, weight, gains, tau)[0]
+    tau = _on(tau, scores).detach().expand(scores.shape[0], 1)
+    return TopRowMeans.apply(scores, valid, gains, tau, weight.shape[-1], weight)[0]

@@ -22,6 +22,12 @@ def _normalise(logp: Tensor, exists: Tensor, dim: int) -> Tensor:
 
 def dense_dcg(scores: Tensor, relaxation: SortRelaxation) -> Tensor:
     """Smooth DCG ``[B]`` from the explicit ``[B, N, N]`` NeuralSort + Sinkhorn matrix."""
+    return torch.einsum("bi,bij,bj->b", relaxation.rank_weight, dense_matrix(scores, relaxation), relaxation.gains)
+
+
+def dense_matrix(scores: Tensor, relaxation: SortRelaxation) -> Tensor:
+    """The ``[B, N, N]`` NeuralSort + Sinkhorn matrix: row ``i``, the chance that each item takes
+    rank ``i`` (0 beyond a list's real items); ``rank_weight`` and ``gains`` are not read."""
     valid, tau = relaxation.valid, relaxation.tau
     v = valid.to(scores.dtype)
     n = v.sum(-1, keepdim=True)
@@ -36,4 +42,4 @@ def dense_dcg(scores: Tensor, relaxation: SortRelaxation) -> Tensor:
         logp = _normalise(_normalise(logp, exists, -2), exists, -1)
     if relaxation.transposed:
         logp = logp.transpose(1, 2)
-    return torch.einsum("bi,bij,bj->b", relaxation.rank_weight, logp.exp(), relaxation.gains)
+    return logp.exp()
