@@ -501,3 +501,16 @@ def test_flat_items_with_indexes_equal_the_padded_lists(name, reduction):
         items = (ids == q).nonzero().flatten()
         expected[items] = padded_in.grad[row, : len(items)]
     torch.testing.assert_close(flat_in.grad, expected, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "student, teacher, temperature",
+    [
+        ([8.439670684415738, -4.40550379708605e37], [8.910689153354895, -8.751884647469446], 0.5),  # 1 − σ rounds to 0
+        ([-2.9710986643068127, -8.607585245133436e37], [-4.003043790914875, -8.7156761575939], 0.05),  # σ underflows
+    ],
+)
+def test_distill_ranknet_keeps_a_tiny_teacher_weight_on_a_huge_student_difference(student, teacher, temperature):
+    narrow = tn.distill_ranknet_loss(torch.tensor([student]), torch.tensor([teacher]), temperature=temperature)
+    wide = tn.distill_ranknet_loss(torch.tensor([student]).double(), torch.tensor([teacher]).double(), temperature=temperature)
+    assert narrow.item() == pytest.approx(wide.item(), rel=1e-4)

@@ -377,10 +377,16 @@ def distill_ranknet_loss(
     TemperatureLossOptions(temperature=temperature, empty=empty, reduction=reduction, validate=validate)
     lists = _prepare("distill_ranknet_loss", "ranknet_loss", scores, teacher_scores, mask, validate)
     diff = lists.scores[:, :, None] - lists.scores[:, None, :]
-    target = torch.sigmoid((lists.teacher[:, :, None] - lists.teacher[:, None, :]) / float(temperature))
+    margin = (lists.teacher[:, :, None] - lists.teacher[:, None, :]) / float(temperature)
     # softplus(d) − p·d as (1 − p)·relu(d) + p·relu(−d) + softplus(−|d|): no inf − inf where a
     # difference of finite scores overflows, and a zero weight drops its term (0 · inf is no term).
-    terms = _weighted(1 - target, F.relu(diff)) + _weighted(target, F.relu(-diff)) + F.softplus(-diff.abs())
+    # The weights in log space, 1 − p as log σ(−margin): 1 − σ(margin) rounds to 0 once σ rounds
+    # to 1 (margin ≈ 17 in float32), and σ(−margin) itself underflows past 88, while the weight
+    # times a difference near the float maximum is an ordinary number.
+    terms = (
+        _weighted(F.logsigmoid(-margin), F.relu(diff)) + _weighted(F.logsigmoid(margin), F.relu(-diff))
+        + F.softplus(-diff.abs())
+    )  # fmt: skip
     terms = torch.where(_real_pairs(lists.valid), terms, 0.0)
     # Every unordered pair appears twice, with the same term.
     pairs = (lists.counts * (lists.counts - 1)).clamp(min=1)
@@ -389,9 +395,12 @@ def distill_ranknet_loss(
     return _finish("distill_ranknet_loss", values, _too_short(lists), lists, empty, reduction)
 
 
-def _weighted(weight: Tensor, values: Tensor) -> Tensor:
-    """``weight · values``, 0 where the weight is 0 (whatever the value, inf included)."""
-    return torch.where(weight > 0, weight * values, 0.0)
+def _weighted(log_weight: Tensor, values: Tensor) -> Tensor:
+    """``exp(log_weight) · values`` for ``values ≥ 0``, as ``exp(log_weight + log values)``: finite
+    wherever the product is, and 0 where either factor is 0 (an infinite value included)."""
+    positive = (values > 0) & (log_weight > -torch.inf)
+    safe = torch.where(positive, values, 1.0)  # no log 0 in the value or the gradient
+    return torch.where(positive, torch.exp(log_weight + safe.log()), 0.0)
 
 
 def margin_mse_loss(
