@@ -94,7 +94,7 @@ def test_padding_never_changes_a_real_items_gradient(lists, offset, temperature)
     _, flat_grad = _with_grad(tn.neuralsort_ndcg_loss, scores[mask], relevance[mask], indexes=flat, **options)
     # float32 rounding, relative to the largest gradient (a sentinel equal to the lowest score bent
     # that item's gradient by a fifth of it)
-    close = dict(atol=1e-5 * float(grad.abs().max()), rtol=1e-4)
+    close = dict(atol=1e-4 * float(grad.abs().max()), rtol=1e-4)
     torch.testing.assert_close(flat_grad, grad[mask], **close)
     for row in range(relevance.shape[0]):  # each list alone, without padding
         keep = mask[row]
