@@ -129,3 +129,13 @@ def test_quick_mode_on_mq2008_writes_a_table_the_tool_agrees_with(tmp_path):
     check_score_files_against_the_tool(
         out, lambda fold: letor_data.fold_folder(root, "mq2008", fold), table, budget.folds, budget.seeds
     )
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [(["--folds", "6"], "--folds must be among"), (["--grid-points", "9"], "--grid-points must be between 1 and 8")],
+)
+def test_a_budget_outside_the_protocol_is_refused_before_any_data_is_read(argv, message, capsys, tmp_path):
+    with pytest.raises(SystemExit):
+        letor.main(argv=["--data", str(tmp_path / "nowhere"), *argv])
+    assert message in capsys.readouterr().err
