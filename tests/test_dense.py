@@ -216,6 +216,7 @@ COMPILE_CASES = [
     ("ndcg", (1, 3, 10), {"empty": "skip"}),
     ("ndcg", None, {"gain": "exp2", "reduction": "none"}),
     ("ndcg", 5, {"ties": "first"}),
+    ("ndcg", (3, 18), {"short_list": "zero", "reduction": "none"}),  # some masked rows hold < 18 items
     ("ndcg", (2, 4), {"ties": "worst", "reduction": "sum"}),
     ("dcg", (1, 3), {"ties": "best"}),
     ("cg", 3, {}),

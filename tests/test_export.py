@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import torch_ndcg as tn
+from torch_ndcg.conventions import LETOR
 
 pytestmark = pytest.mark.slow
 
@@ -23,6 +24,7 @@ def _teacher(s, r):
 # Every public function, called on (scores, relevance) of one static shape with its defaults.
 FUNCTIONS = {
     "ndcg": lambda s, r: tn.ndcg(s, r, 3),
+    "ndcg_letor": lambda s, r: tn.ndcg(s, r, (3, 10), **LETOR["ndcg"]),  # 6 items: @10 is 0
     "dcg": lambda s, r: tn.dcg(s, r, 3),
     "idcg": lambda s, r: tn.idcg(r, 3),
     "cg": lambda s, r: tn.cg(s, r, 3),
@@ -60,9 +62,11 @@ FUNCTIONS = {
     "average_precision_loss": lambda s, r: tn.average_precision_loss(s, r, 3),
     "rbp_loss": lambda s, r: tn.rbp_loss(s, r, 3, relaxation="neuralsort"),
 }
-# The ranked metrics take recommended ids and a ground truth.
+# The ranked metrics take recommended ids and a ground truth, already in order (no ties).
+RANKED_LETOR = {name: value for name, value in LETOR["ndcg"].items() if name != "ties"}
 RANKED = {
     "ranked.ndcg": lambda i, t, r: tn.ranked.ndcg(i, t, r, 3),
+    "ranked.ndcg_letor": lambda i, t, r: tn.ranked.ndcg(i, t, r, (3, 5), **RANKED_LETOR),
     "ranked.dcg": lambda i, t, r: tn.ranked.dcg(i, t, r, 3),
     "ranked.mrr": lambda i, t, r: tn.ranked.mrr(i, t, r),
     "ranked.precision": lambda i, t, r: tn.ranked.precision(i, t, r, 3),

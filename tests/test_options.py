@@ -195,6 +195,38 @@ def test_adaptive_k_in_every_form_divides_by_the_list_length() -> None:
         tn.precision(scores, labels, adaptive_k="yes")
 
 
+# --- short_list: the LETOR tool's NDCG@k of a list shorter than k ----------------------------------
+
+
+def test_short_list_zero_scores_cutoffs_beyond_the_list_as_zero_in_every_form() -> None:
+    scores = torch.tensor([[3.0, 2.0, 1.0, 0.0], [0.5, 0.4, 0.3, 0.2]])
+    labels = torch.tensor([[1, 0, 2, 0], [0, 1, 0, 0]])
+    mask = torch.tensor([[True, True, True, False], [True, True, True, True]])
+    whole = every_form("ndcg", scores, labels, (1, 3, 4, 10), mask)["dense"]
+    expected = whole.clone()
+    expected[0, 2:] = 0  # the first list has 3 items: @4 and @10 are beyond it
+    expected[1, 3] = 0
+    assert_forms_equal(every_form("ndcg", scores, labels, (1, 3, 4, 10), mask, short_list="zero"), expected)
+    metric = tn.metrics.NDCG((1, 3, 4, 10), short_list="zero")
+    metric.update(scores, labels, mask=mask)
+    torch.testing.assert_close(torch.stack(list(metric.compute().values())), expected.float().mean(0))
+    # A query with nothing relevant keeps the value empty gives it.
+    skipped = tn.ndcg(scores[1:].flip(-1) * 0, labels[1:] * 0, 10, short_list="zero", empty="one", reduction="none")
+    assert skipped.tolist() == [1.0]
+
+
+def test_short_list_is_checked_and_only_ndcg_takes_it() -> None:
+    scores, labels = torch.tensor([[3.0, 2.0]]), torch.tensor([[1, 0]])
+    with pytest.raises(ValueError, match=r"short_list must be one of \('whole', 'zero'\), got 'none'"):
+        tn.ndcg(scores, labels, 3, short_list="none")
+    with pytest.raises(ValueError, match="short_list must be one of"):
+        tn.metrics.NDCG(3, short_list="none")
+    with pytest.raises(TypeError, match="short_list"):
+        tn.precision(scores, labels, 3, short_list="zero")
+    with pytest.raises(ValueError, match="mrr takes no short_list option"):
+        tn.metrics.MRR(short_list="zero")
+
+
 # --- weights: rax's per-item weights on DCG and NDCG ------------------------------------------------
 
 

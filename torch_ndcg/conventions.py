@@ -107,6 +107,27 @@ script that made them):
 | RankNet averaging | per list, then over lists | over all pairs of the batch | each query counts once, as in the NDCG mean |
 | ListMLE ties | index order, or ``generator=`` | torch's global RNG | reproducible without touching the global RNG |
 
+## The LETOR evaluation tool
+
+:data:`LETOR` holds, per metric, the options that give the numbers of the LETOR 4.0 evaluation
+tool (``Eval-Score-4.0.pl``), so results can sit beside published LETOR tables:
+``tn.ndcg(scores, labels, (1, 3, 5, 10), **LETOR["ndcg"])``,
+``tn.precision(scores, labels, 10, **LETOR["precision"])``,
+``tn.average_precision(scores, labels, **LETOR["average_precision"])`` (MAP: AP over the whole
+list). The metric classes take the same options. The tool's rules, and the option that gives each:
+
+- gain 2^rel − 1: ``gain="exp2"``;
+- discount 1 at ranks 1 and 2, then 1/log2(rank): ``discount=letor_discount``;
+- ties in file order (a stable sort): ``ties="first"``, with the items in file order (as
+  :func:`torch_ndcg.data.read_letor` keeps them);
+- a query with nothing relevant scores 0 and is still averaged: ``empty="zero"``;
+- NDCG@k of a list with fewer than k documents is 0: ``short_list="zero"``;
+- P@k divides by k, missing positions count as non-relevant (the default), labels ≥ 1 relevant.
+
+The rules are those of the LETOR 4.0 tool (MQ2007/MQ2008). The LETOR 3.0 sets (OHSUMED) came
+with their own evaluation script; this preset applies the 4.0 tool's rules to them too, so a
+LETOR 3.0 number here is the 4.0 tool's, not necessarily the 3.0 script's.
+
 Example: the same scores under three conventions.
 
 >>> import torch, torch_ndcg as tn
@@ -118,4 +139,24 @@ tensor([0.8100, 0.0000])
 tensor([0.6697,    nan])
 >>> tn.ndcg(scores, relevance, gain="exp2", empty="one")
 tensor(0.9057)
+>>> from torch_ndcg.conventions import LETOR
+>>> tn.ndcg(scores, relevance, (1, 3, 5), **LETOR["ndcg"], reduction="none")  # 3 items: @5 is 0
+tensor([[0.0000, 0.9077, 0.0000],
+        [0.0000, 0.0000, 0.0000]])
 """
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from .definitions import letor_discount
+
+__all__ = ["LETOR"]
+
+_LETOR_RANKING = {"ties": "first", "empty": "zero"}
+LETOR: Mapping[str, Mapping[str, object]] = MappingProxyType({
+    "ndcg": MappingProxyType({"gain": "exp2", "discount": letor_discount, "short_list": "zero", **_LETOR_RANKING}),
+    "precision": MappingProxyType(dict(_LETOR_RANKING)),
+    "average_precision": MappingProxyType(dict(_LETOR_RANKING)),
+})
+"""Options of each metric (``"ndcg"``, ``"precision"``, ``"average_precision"``) that give the
+LETOR 4.0 evaluation tool's numbers; see the section above."""

@@ -58,6 +58,18 @@ def log2_discount(rank: Tensor) -> Tensor:
     return 1.0 / torch.log2(rank + 1.0)
 
 
+def letor_discount(rank: Tensor) -> Tensor:
+    """``discount(rank) = 1 / log2(max(rank, 2))``: 1 at ranks 1 and 2, then ``1 / log2(rank)``, the
+    discount of the LETOR 4.0 evaluation tool (Eval-Score-4.0; Qin & Liu 2013, arXiv:1306.2597).
+
+    Example:
+        >>> import torch
+        >>> letor_discount(torch.tensor([1.0, 2.0, 4.0]))
+        tensor([1.0000, 1.0000, 0.5000])
+    """
+    return 1.0 / torch.log2(rank.clamp(min=2.0))
+
+
 _GAINS: dict[str, GainFn] = {"linear": linear_gain, "exp2": exp2_gain}
 _DISCOUNTS: dict[str, DiscountFn] = {"log2": log2_discount}
 

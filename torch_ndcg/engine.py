@@ -19,7 +19,7 @@ from torch import Tensor
 from . import definitions as d
 from .aggregation import apply_empty
 from .definitions import Cutoffs
-from .options import AP_NORMALISERS, DEFAULT_AP_NORMALISER, moved
+from .options import AP_NORMALISERS, DEFAULT_AP_NORMALISER, DEFAULT_SHORT_LIST, SHORT_LISTS, moved
 from .validation import check_flag, check_option
 from .rank_statistics import (
     RankStatistics,
@@ -71,7 +71,8 @@ class Metric:
     marks the queries whose value ``empty`` decides (given the normaliser); ``None`` means no
     query is ever empty. ``normaliser_choices`` are the normalisers the ``ap_normaliser`` option
     picks from (the first is the default); ``adaptive_normaliser`` replaces the normaliser under
-    ``adaptive_k=True``. The options a metric takes follow from these fields (``mrr`` has no
+    ``adaptive_k=True``. ``zero_short_lists`` scores 0 at every cutoff beyond a query's length
+    (``short_list="zero"``, the LETOR tool's NDCG@k). The options a metric takes follow from these fields (``mrr`` has no
     ``gain``); each public function's signature lists exactly those.
     """
 
@@ -83,16 +84,22 @@ class Metric:
     is_empty: Emptiness | None = None
     normaliser_choices: Mapping[str, Normaliser] = field(default_factory=dict)
     adaptive_normaliser: Normaliser | None = None
+    zero_short_lists: bool = False
 
-    def configured(self, *, ap_normaliser: str = DEFAULT_AP_NORMALISER, adaptive_k: bool = False) -> Metric:
-        """This metric with the normaliser that ``ap_normaliser``/``adaptive_k`` choose; a public
-        function calls it, once, with the options it was given (checked here)."""
+    def configured(
+        self, *, ap_normaliser: str = DEFAULT_AP_NORMALISER, adaptive_k: bool = False,
+        short_list: str = DEFAULT_SHORT_LIST,
+    ) -> Metric:
+        """This metric with the normaliser that ``ap_normaliser``/``adaptive_k`` choose and the
+        ``short_list`` rule; a public function calls it, once, with the options it was given
+        (checked here)."""
         check_option("ap_normaliser", ap_normaliser, AP_NORMALISERS)
+        metric = replace(self, zero_short_lists=check_option("short_list", short_list, SHORT_LISTS) == "zero")
         if check_flag("adaptive_k", adaptive_k):
-            return replace(self, normaliser=self.adaptive_normaliser)
+            return replace(metric, normaliser=self.adaptive_normaliser)
         if ap_normaliser != DEFAULT_AP_NORMALISER:
-            return replace(self, normaliser=self.normaliser_choices[ap_normaliser])
-        return self
+            return replace(metric, normaliser=self.normaliser_choices[ap_normaliser])
+        return metric
 
 
 def evaluate(
@@ -108,9 +115,17 @@ def evaluate(
         normaliser = metric.normaliser(queries, cutoffs, discount)
         # An empty query divides by zero here; apply_empty replaces its value.
         values = values / normaliser
+    if metric.zero_short_lists:
+        values = torch.where(_shorter_than_cutoff(queries, cutoffs), 0.0, values)
     if metric.is_empty is None:
         return values
     return apply_empty(values, metric.is_empty(queries, normaliser), empty)
+
+
+def _shorter_than_cutoff(queries: RankedQueries, cutoffs: Cutoffs) -> Tensor:
+    """``[..., C]`` whether a query lists fewer items than each cutoff (``None``: never)."""
+    listed = queries.listed()
+    return torch.cat([torch.zeros_like(listed, dtype=torch.bool) if k is None else listed < k for k in cutoffs], dim=-1)
 
 
 def _ideal(queries: RankedQueries, cutoffs: Cutoffs, discount: d.Discount) -> Tensor:

@@ -29,6 +29,7 @@ from .options import (
     DEFAULT_EMPTY,
     DEFAULT_GAIN,
     DEFAULT_REDUCTION,
+    DEFAULT_SHORT_LIST,
     DEFAULT_TIES,
     EMPTY,
     REDUCTIONS,
@@ -36,6 +37,7 @@ from .options import (
     ApNormaliser,
     Empty,
     Reduction,
+    ShortList,
     Ties,
     document,
 )
@@ -77,6 +79,7 @@ def _evaluate(
     threshold: float | None = None,
     ap_normaliser: str = DEFAULT_AP_NORMALISER,
     adaptive_k: bool = False,
+    short_list: str = DEFAULT_SHORT_LIST,
 ) -> Tensor:
     """``metric`` of scored queries in either layout: the options checked here, once, and trusted below."""
     check_option("ties", ties, TIES)
@@ -86,8 +89,8 @@ def _evaluate(
     check_flag("validate", validate)
     if threshold is not None:
         threshold = check_threshold(threshold)
-    if ap_normaliser is not DEFAULT_AP_NORMALISER or adaptive_k is not False:
-        metric = metric.configured(ap_normaliser=ap_normaliser, adaptive_k=adaptive_k)
+    if ap_normaliser is not DEFAULT_AP_NORMALISER or adaptive_k is not False or short_list is not DEFAULT_SHORT_LIST:
+        metric = metric.configured(ap_normaliser=ap_normaliser, adaptive_k=adaptive_k, short_list=short_list)
     cutoffs, many = d.resolve_cutoffs(k)
     options = dict(gain=gain, ties=ties, hits=not metric.graded, validate=validate, weights=weights,
                    threshold=threshold, unretrieved=allow_unretrieved)  # fmt: skip
@@ -128,6 +131,7 @@ def ndcg(
     discount: d.Discount = DEFAULT_DISCOUNT,
     weights: Tensor | None = None,
     empty: Empty = DEFAULT_EMPTY,
+    short_list: ShortList = DEFAULT_SHORT_LIST,
     ties: Ties = DEFAULT_TIES,
     allow_unretrieved: bool = False,
     reduction: Reduction = DEFAULT_REDUCTION,
@@ -154,7 +158,7 @@ def ndcg(
     """
     return _evaluate(
         engine.NDCG, scores, relevance, k, indexes=indexes, mask=mask, gain=gain, discount=discount, weights=weights,
-        empty=empty, ties=ties, allow_unretrieved=allow_unretrieved, reduction=reduction, sample_weight=sample_weight,
+        empty=empty, short_list=short_list, ties=ties, allow_unretrieved=allow_unretrieved, reduction=reduction, sample_weight=sample_weight,
         validate=validate,
     )
 

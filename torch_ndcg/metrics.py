@@ -80,12 +80,15 @@ from .options import (
     DEFAULT_EMPTY,
     DEFAULT_GAIN,
     DEFAULT_PAIR_TIES,
+    DEFAULT_SHORT_LIST,
     DEFAULT_TIES,
     EMPTY,
+    SHORT_LISTS,
     TIES,
     Aggregation,
     ApNormaliser,
     Empty,
+    ShortList,
     Ties,
     readable_signature,
 )
@@ -327,7 +330,8 @@ def _definition(owner: type, function: Callable[..., Tensor], given: Mapping[str
     given other than their default are kept, so the function's own defaults apply."""
     takes = inspect.signature(function).parameters
     defaults = {"gain": DEFAULT_GAIN, "discount": DEFAULT_DISCOUNT, "threshold": None,
-                "ap_normaliser": DEFAULT_AP_NORMALISER, "adaptive_k": False, "empty": DEFAULT_EMPTY}  # fmt: skip
+                "ap_normaliser": DEFAULT_AP_NORMALISER, "adaptive_k": False, "empty": DEFAULT_EMPTY,
+                "short_list": DEFAULT_SHORT_LIST}  # fmt: skip
     definition = {}
     for name, value in given.items():
         default = defaults[name]
@@ -339,6 +343,7 @@ def _definition(owner: type, function: Callable[..., Tensor], given: Mapping[str
     check_option("empty", given["empty"], EMPTY)
     check_option("ap_normaliser", given["ap_normaliser"], AP_NORMALISERS)
     check_flag("adaptive_k", given["adaptive_k"])
+    check_option("short_list", given["short_list"], SHORT_LISTS)
     check_threshold(given["threshold"])
     d.resolve_gain(given["gain"])
     d.resolve_discount(given["discount"])
@@ -360,6 +365,7 @@ class _ScoredMetric(_Accumulated):
         ap_normaliser: ApNormaliser = DEFAULT_AP_NORMALISER,
         adaptive_k: bool = False,
         empty: Empty = DEFAULT_EMPTY,
+        short_list: ShortList = DEFAULT_SHORT_LIST,
         ties: Ties = DEFAULT_TIES,
         allow_unretrieved: bool = False,
         ignore_index: int | None = None,
@@ -378,7 +384,7 @@ class _ScoredMetric(_Accumulated):
         check_option("ties", ties, TIES)
         definition = _definition(
             type(self), type(self)._function, dict(gain=gain, discount=discount, threshold=threshold,
-            ap_normaliser=ap_normaliser, adaptive_k=adaptive_k, empty=empty),
+            ap_normaliser=ap_normaliser, adaptive_k=adaptive_k, empty=empty, short_list=short_list),
         )  # fmt: skip
         definition.update(ties=ties, allow_unretrieved=check_flag("allow_unretrieved", allow_unretrieved))
         super().__init__(type(self)._function, k, definition, check_flag("validate", validate), aggregation, **kwargs)
@@ -667,6 +673,7 @@ class _RankedMetric(_Accumulated):
         ap_normaliser: ApNormaliser = DEFAULT_AP_NORMALISER,
         adaptive_k: bool = False,
         empty: Empty = DEFAULT_EMPTY,
+        short_list: ShortList = DEFAULT_SHORT_LIST,
         validate: bool = True,
         aggregation: Aggregation = DEFAULT_AGGREGATION,
         **kwargs: Unpack[MetricKwargs],
@@ -675,7 +682,7 @@ class _RankedMetric(_Accumulated):
         classes; :class:`torchmetrics.Metric`'s own keyword arguments pass on to it."""
         definition = _definition(
             type(self), type(self)._function, dict(gain=gain, discount=discount, threshold=threshold,
-            ap_normaliser=ap_normaliser, adaptive_k=adaptive_k, empty=empty),
+            ap_normaliser=ap_normaliser, adaptive_k=adaptive_k, empty=empty, short_list=short_list),
         )  # fmt: skip
         definition["pad_id"] = check_pad_id(pad_id)
         super().__init__(type(self)._function, k, definition, check_flag("validate", validate), aggregation, **kwargs)

@@ -26,6 +26,7 @@ Ties = Literal["average", "first", "worst", "best"]
 Empty = Literal["zero", "one", "skip", "error"]
 Reduction = Literal["mean", "sum", "none"]
 ApNormaliser = Literal["min_r_k", "r", "found"]
+ShortList = Literal["whole", "zero"]  # NDCG@k of a list shorter than k
 # The standard ranking losses (ListNet, ListMLE, pairwise, LambdaLoss) are not 1 − NDCG, so their
 # ``empty`` speaks of the loss: "zero" counts an empty list as loss 0, "keep" evaluates the formula
 # on it anyway (what allRank does), "skip" and "error" as for the metrics.
@@ -48,6 +49,7 @@ TIES: tuple[str, ...] = get_args(Ties)
 EMPTY: tuple[str, ...] = get_args(Empty)
 REDUCTIONS: tuple[str, ...] = get_args(Reduction)
 AP_NORMALISERS: tuple[str, ...] = get_args(ApNormaliser)
+SHORT_LISTS: tuple[str, ...] = get_args(ShortList)
 LOSS_EMPTY: tuple[str, ...] = get_args(LossEmpty)
 IMPLS: tuple[str, ...] = get_args(Impl)
 NEURAL_IMPLS: tuple[str, ...] = get_args(NeuralImpl)
@@ -63,6 +65,7 @@ DEFAULT_TIES: Ties = "average"
 DEFAULT_EMPTY: Empty = "zero"
 DEFAULT_REDUCTION: Reduction = "mean"
 DEFAULT_AP_NORMALISER: ApNormaliser = "min_r_k"
+DEFAULT_SHORT_LIST: ShortList = "whole"
 DEFAULT_AGGREGATION: AggregationName = "mean"
 DEFAULT_LOSS_EMPTY: LossEmpty = "skip"
 DEFAULT_IMPL: Literal["auto"] = "auto"
@@ -107,6 +110,9 @@ ARGUMENT_DOCS: dict[str, str] = {
     "the query (R when ``k=None``, trec_eval's AP); ``\"r\"`` R at every k (trec_eval's "
     "``map_cut``); ``\"found\"`` the relevant items ranked within the top k (torchmetrics' "
     "``RetrievalMAP(top_k=k)``; their expected number under tied scores with ``ties=\"average\"``).",
+    "short_list": "NDCG@k of a list with fewer than k items: ``\"whole\"`` its NDCG over the whole "
+    "list; ``\"zero\"`` 0, as the LETOR 4.0 evaluation tool (Eval-Score-4.0) counts the positions "
+    "beyond the list's end. A query with nothing relevant takes its value from ``empty`` either way.",
     "adaptive_k": "``True``: precision@k divides by min(k, the list's length) (torchmetrics' "
     "``adaptive_k``); ``False``: by k even for shorter lists (trec_eval's P@k).",
     "allow_unretrieved": "``True``: a ``-inf`` score marks an item that was not retrieved (rax's "

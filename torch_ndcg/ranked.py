@@ -46,11 +46,13 @@ from .options import (
     DEFAULT_EMPTY,
     DEFAULT_GAIN,
     DEFAULT_REDUCTION,
+    DEFAULT_SHORT_LIST,
     EMPTY,
     REDUCTIONS,
     ApNormaliser,
     Empty,
     Reduction,
+    ShortList,
     document,
 )
 from .ordering import top_values
@@ -260,6 +262,7 @@ def _evaluate(
     threshold: float | None = None,
     ap_normaliser: str = DEFAULT_AP_NORMALISER,
     adaptive_k: bool = False,
+    short_list: str = DEFAULT_SHORT_LIST,
 ) -> Tensor:
     """``metric`` of recommended lists: the options checked here, once, and trusted below."""
     check_option("reduction", reduction, REDUCTIONS)
@@ -267,8 +270,8 @@ def _evaluate(
     check_flag("validate", validate)
     if threshold is not None:
         threshold = check_threshold(threshold)
-    if ap_normaliser is not DEFAULT_AP_NORMALISER or adaptive_k is not False:
-        metric = metric.configured(ap_normaliser=ap_normaliser, adaptive_k=adaptive_k)
+    if ap_normaliser is not DEFAULT_AP_NORMALISER or adaptive_k is not False or short_list is not DEFAULT_SHORT_LIST:
+        metric = metric.configured(ap_normaliser=ap_normaliser, adaptive_k=adaptive_k, short_list=short_list)
     cutoffs, many = d.resolve_cutoffs(k)
     lists = prepare_ranked(
         ranked_ids, target_ids, target_relevance, pad_id=pad_id, gain=gain, validate=validate, weights=weights,
@@ -293,6 +296,7 @@ def ndcg(
     discount: d.Discount = DEFAULT_DISCOUNT,
     weights: Tensor | None = None,
     empty: Empty = DEFAULT_EMPTY,
+    short_list: ShortList = DEFAULT_SHORT_LIST,
     reduction: Reduction = DEFAULT_REDUCTION,
     sample_weight: Tensor | None = None,
     validate: bool = True,
@@ -312,7 +316,7 @@ def ndcg(
         tensor(0.6509)
     """
     return _evaluate(
-        engine.NDCG, ranked_ids, target_ids, target_relevance, k, pad_id=pad_id, gain=gain, discount=discount, weights=weights, empty=empty, reduction=reduction,
+        engine.NDCG, ranked_ids, target_ids, target_relevance, k, pad_id=pad_id, gain=gain, discount=discount, weights=weights, empty=empty, short_list=short_list, reduction=reduction,
         sample_weight=sample_weight, validate=validate,
     )
 

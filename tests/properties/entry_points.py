@@ -24,6 +24,7 @@ from hostile import (
     EMPTIES,
     GAINS,
     REDUCTIONS,
+    SHORT_LISTS,
     THRESHOLDS,
     TIES,
     list_shapes,
@@ -40,6 +41,7 @@ RANKED = ["ndcg", "dcg", "mrr", "precision", "recall", "hit_rate", "average_prec
 METRIC_OPTIONS = (
     "k", "mask", "indexes", "gain", "discount", "ties", "empty", "reduction", "validate",
     "weights", "sample_weight", "threshold", "ap_normaliser", "adaptive_k", "allow_unretrieved",
+    "short_list",
 )
 GRADED = ("ndcg", "dcg", "cg")
 
@@ -65,7 +67,8 @@ def _options(draw: st.DrawFn) -> dict:
 def _metric_options(name: str, options: dict, draw: st.DrawFn) -> dict:
     """Options a metric takes, plus (sometimes) one it refuses."""
     keep = dict(options)
-    keep.update(threshold=draw(THRESHOLDS), ap_normaliser=draw(AP_NORMALISERS), adaptive_k=draw(ADAPTIVE_K))
+    keep.update(threshold=draw(THRESHOLDS), ap_normaliser=draw(AP_NORMALISERS), adaptive_k=draw(ADAPTIVE_K),
+                short_list=draw(SHORT_LISTS))
     refused = draw(st.booleans())
     if name not in GRADED and not refused:
         keep.pop("gain")
@@ -79,6 +82,8 @@ def _metric_options(name: str, options: dict, draw: st.DrawFn) -> dict:
         keep.pop("ap_normaliser")
     if name != "precision" and not refused:
         keep.pop("adaptive_k")
+    if name != "ndcg" and not refused:
+        keep.pop("short_list")
     return keep
 
 

@@ -20,6 +20,7 @@ REDUCTIONS = st.sampled_from(["mean", "sum", "none", "avg", None])
 THRESHOLDS = st.sampled_from([None, None, 1, 0.5, 2.0, 0, -1.0, math.nan, math.inf, True, "1"])
 AP_NORMALISERS = st.sampled_from(["min_r_k", "r", "found", "R", None])
 ADAPTIVE_K = st.sampled_from([False, True, "yes", 1])
+SHORT_LISTS = st.sampled_from(["whole", "zero", "whole", "none"])
 ALLOW_UNRETRIEVED = st.sampled_from([False, False, True, True, "yes"])
 
 
