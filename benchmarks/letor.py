@@ -332,8 +332,11 @@ def significance(table: dict, convention: str) -> None:
         best = max(table, key=lambda name: table[name][convention]["mean"][column])
         others = [name for name in table if name != best]
         base = torch.from_numpy(table[best]["_queries"][convention][:, c])
-        tests = [paired_t_test(base, torch.from_numpy(table[name]["_queries"][convention][:, c])) for name in others]
-        raw = torch.tensor([float(t.pvalue) for t in tests], dtype=torch.float64)
+        values = [torch.from_numpy(table[name]["_queries"][convention][:, c]) for name in others]
+        # A method whose every query ties with the best's has no difference to test: the t-test's
+        # p is undefined there (0 / 0, NaN as in scipy), and the honest answer is 1.
+        raw = torch.tensor([1.0 if torch.equal(base, other) else float(paired_t_test(base, other).pvalue)
+                            for other in values], dtype=torch.float64)  # fmt: skip
         adjusted = holm(raw) if len(others) else raw
         for name, p in zip(others, adjusted.tolist()):
             table[name].setdefault("p_vs_best", {}).setdefault(convention, {})[column] = None if math.isnan(p) else p
