@@ -166,6 +166,8 @@ def main(argv: list[str] | None = None) -> dict:
             print("validation NDCG@10 per epoch: " + " ".join(f"{v:.4f}" for v in result["validation"]))
             print(f"test at the best validation epoch: NDCG@{K} {result['test']['ndcg']:.4f}, "
                   f"Recall@{K} {result['test']['recall']:.4f}")  # fmt: skip
+        if distributed:  # both processes leave together: gloo aborts one torn down while its peer still talks
+            dist.barrier()
         return result
     finally:
         if distributed:
