@@ -6,7 +6,6 @@ whatever the catalogue's size. Its ids feed the ranked metrics (:func:`torch_ndc
 the ``Ranked*`` metric classes), which score them against each query's ground truth.
 """
 
-from __future__ import annotations
 
 from typing import NamedTuple
 
