@@ -17,6 +17,7 @@ TABLES = {
     "trec": "TREC run evaluation (read + evaluate) against ranx and pytrec_eval",
     "stats": "pairwise significance tests of many runs (randomisation, t-test) against ranx",
     "letor": "every loss (linear and MLP scorers) and LightGBM LambdaMART on the LETOR folds: tuned, 3 seeds, LETOR tool numbers",
+    "letor_twins": "each metric's own smooth twin against NDCG's twin on the LETOR folds, tuned and judged on that metric",
     "clicks": "IPS losses on clicks against their label-based twins, forward+backward",
     "twins": "each metric's smooth twin beside the NDCG twin of the same relaxation, and on one 100,000-item list",
     "revisions": "the listwise losses against an earlier commit's (--base REV), side by side in one process",

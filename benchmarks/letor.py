@@ -67,6 +67,36 @@ LOSSES: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
     "RankNet": lambda s, r, m: tn.ranknet_loss(s, r, mask=m, validate=False),
     "hinge": lambda s, r, m: tn.pairwise_hinge_loss(s, r, mask=m, validate=False),
 }
+# The smooth twins (metric x relaxation) that `python -m benchmarks letor_twins` compares, by name:
+# "ApproxMRR@10" is tn.mrr_loss(k=10, relaxation="approx"), "NeuralSort AP" average_precision_loss
+# over the whole list with relaxation="neuralsort".
+TWIN_METRICS = {"NDCG": tn.ndcg_loss, "MRR": tn.mrr_loss, "AP": tn.average_precision_loss, "Recall": tn.recall_loss}
+TWIN_RELAXATIONS = {"Approx": "approx", "NeuralSort ": "neuralsort"}
+TWIN_CUTOFFS = (None, 5, 10)
+
+
+def twin_name(relaxation: str, metric: str, k: int | None) -> str:
+    return f"{relaxation}{metric}" + ("" if k is None else f"@{k}")
+
+
+def _twin(loss: Callable, relaxation: str, k: int | None) -> Callable[[Tensor, Tensor, Tensor], Tensor]:
+    return lambda s, r, m: loss(s, r, k, mask=m, relaxation=relaxation, validate=False)
+
+
+TWINS = {
+    twin_name(label, metric, k): _twin(loss, relaxation, k)
+    for (label, relaxation), (metric, loss), k in itertools.product(TWIN_RELAXATIONS.items(), TWIN_METRICS.items(), TWIN_CUTOFFS)
+}  # fmt: skip
+
+# The metrics a run can be tuned (validation) and judged (test) on, per query, under the library's
+# default convention: name -> metric(scores, relevance, indexes) -> [Q].
+TARGETS: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
+    "NDCG@10": lambda s, r, q: tn.ndcg(s, r, 10, indexes=q, reduction="none"),
+    "MRR@10": lambda s, r, q: tn.mrr(s, r, 10, indexes=q, reduction="none"),
+    "MAP": lambda s, r, q: tn.average_precision(s, r, indexes=q, reduction="none"),
+    "Recall@5": lambda s, r, q: tn.recall(s, r, 5, indexes=q, reduction="none"),
+    "Recall@10": lambda s, r, q: tn.recall(s, r, 10, indexes=q, reduction="none"),
+}
 SCORERS = ("linear", "mlp")
 MLP_HIDDEN = 64
 BATCH_QUERIES = 32
@@ -115,6 +145,7 @@ class Task:
     scorer: str  # "linear", "mlp", or "trees" for the peer
     point: int  # index into the method's grid
     seed: int
+    target: str = "NDCG@10"  # the validation metric (a key of TARGETS) that stops and tunes it
 
 
 def scorer_model(scorer: str, features: int) -> torch.nn.Module:
@@ -138,20 +169,21 @@ def padded(ds: RankingDataset, queries: Tensor) -> tuple[Tensor, Tensor, Tensor]
     return pad_batch([ds[int(q)] for q in queries])
 
 
-def validation_ndcg(scores: Tensor, ds: RankingDataset) -> float:
-    return float(tn.ndcg(scores, ds.relevance, 10, indexes=query_index(ds)))
+def validation_value(scores: Tensor, ds: RankingDataset, target: str) -> float:
+    """The mean of ``target`` (a key of :data:`TARGETS`) over the queries of ``ds``."""
+    return float(TARGETS[target](scores, ds.relevance, query_index(ds)).mean())
 
 
 def train_neural(splits: dict[str, RankingDataset], task: Task, budget: Budget) -> tuple[float, int, np.ndarray]:
-    """Train one scorer with one loss; returns the best validation NDCG@10, the epochs run and
-    the test scores (in the dataset's query-grouped order) of the best epoch."""
+    """Train one scorer with one loss; returns the best validation value of the task's target, the
+    epochs run and the test scores (in the dataset's query-grouped order) of the best epoch."""
     torch.manual_seed(task.seed)
     generator = torch.Generator().manual_seed(task.seed)
     train, vali, test = splits["train"], splits["vali"], splits["test"]
     point = GRID[task.point]
     model = scorer_model(task.scorer, train.num_features)
     optimiser = torch.optim.Adam(model.parameters(), lr=point["lr"], weight_decay=point["weight_decay"])
-    loss_fn = LOSSES[task.method]
+    loss_fn = LOSSES[task.method] if task.method in LOSSES else TWINS[task.method]
     learnable = torch.nonzero(has_relevant(train)).squeeze(-1)
     best, best_state, stale, epochs = -math.inf, None, 0, 0
     for epoch in range(budget.max_epochs):
@@ -166,7 +198,7 @@ def train_neural(splits: dict[str, RankingDataset], task: Task, budget: Budget) 
             optimiser.step()
         model.eval()
         with torch.no_grad():
-            value = validation_ndcg(model(vali.features).squeeze(-1), vali)
+            value = validation_value(model(vali.features).squeeze(-1), vali, task.target)
         if value > best:
             best, stale = value, 0
             best_state = {name: tensor.clone() for name, tensor in model.state_dict().items()}
@@ -181,8 +213,8 @@ def train_neural(splits: dict[str, RankingDataset], task: Task, budget: Budget) 
 
 
 def train_lightgbm(splits: dict[str, RankingDataset], task: Task, budget: Budget) -> tuple[float, int, np.ndarray]:
-    """LambdaMART with early stopping on LightGBM's validation NDCG@10; the validation NDCG@10
-    returned is the library's (default convention), the tuning target of every method."""
+    """LambdaMART with early stopping on LightGBM's validation NDCG@10; the validation value
+    returned is the library's (default convention) of the task's target."""
     import lightgbm
 
     def part(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -200,7 +232,7 @@ def train_lightgbm(splits: dict[str, RankingDataset], task: Task, budget: Budget
     )  # fmt: skip
     model.fit(x, y, group=group, eval_group=[vgroup], eval_at=[10], **validation,
               callbacks=[lightgbm.early_stopping(budget.lightgbm_patience, verbose=False)])  # fmt: skip
-    vali = validation_ndcg(torch.from_numpy(model.predict(vx)), splits["vali"])
+    vali = validation_value(torch.from_numpy(model.predict(vx)), splits["vali"], task.target)
     return vali, int(model.best_iteration_ or budget.lightgbm_trees), model.predict(splits["test"].features.numpy())
 
 
@@ -225,7 +257,7 @@ def _run(task: Task) -> tuple[Task, float, int, np.ndarray, float]:
 
 
 def run_tasks(tasks: Sequence[Task], folds, budget: Budget, workers: int) -> dict[Task, tuple]:
-    """Every task's (validation NDCG@10, epochs, test scores, seconds); the same whatever ``workers``."""
+    """Every task's (validation value, epochs, test scores, seconds); the same whatever ``workers``."""
     if workers <= 1:
         _start_worker(folds, budget)
         return {result[0]: result[1:] for result in map(_run, tasks)}
@@ -248,15 +280,18 @@ def grid_of(method: str) -> list[dict]:
     return LIGHTGBM_GRID if method == PEER else GRID
 
 
-def tune_and_run(folds, budget: Budget, with_peer: bool, workers: int) -> dict:
-    """Per (method, scorer, fold): the chosen grid point, and per seed the test scores."""
-    pairs = methods(with_peer)
+def tune_and_run(folds, budget: Budget, with_peer: bool, workers: int, *, pairs: Sequence[tuple[str, str]] | None = None,
+                 target: str = "NDCG@10") -> dict:  # fmt: skip
+    """Per (method, scorer, fold): the chosen grid point, and per seed the test scores; every run
+    stops early and is tuned on the validation ``target``. ``pairs``: the (method, scorer) pairs,
+    by default :func:`methods`."""
+    pairs = methods(with_peer) if pairs is None else pairs
     first = budget.seeds[0]
-    tuning = [Task(f, m, s, p, first) for f in budget.folds for m, s in pairs for p in range(budget.grid_points)]
+    tuning = [Task(f, m, s, p, first, target) for f in budget.folds for m, s in pairs for p in range(budget.grid_points)]
     tuned = run_tasks(tuning, folds, budget, workers)
     chosen = {}
     for fold, (method, scorer) in itertools.product(budget.folds, pairs):
-        trials = [Task(fold, method, scorer, p, first) for p in range(budget.grid_points)]
+        trials = [Task(fold, method, scorer, p, first, target) for p in range(budget.grid_points)]
         chosen[fold, method, scorer] = max(trials, key=lambda t: (tuned[t][0], -t.point))  # ties: earlier point
     again = [replace(task, seed=seed) for task in chosen.values() for seed in budget.seeds[1:]]
     runs = {**tuned, **run_tasks(again, folds, budget, workers)}
@@ -264,7 +299,7 @@ def tune_and_run(folds, budget: Budget, with_peer: bool, workers: int) -> dict:
     for (fold, method, scorer), task in chosen.items():
         out[method, scorer, fold] = {
             "point": task.point,
-            "validation_ndcg@10": {seed: runs[replace(task, seed=seed)][0] for seed in budget.seeds},
+            "validation": {seed: runs[replace(task, seed=seed)][0] for seed in budget.seeds},
             "epochs": {seed: runs[replace(task, seed=seed)][1] for seed in budget.seeds},
             "scores": {seed: runs[replace(task, seed=seed)][2] for seed in budget.seeds},
         }
