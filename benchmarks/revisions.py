@@ -5,7 +5,8 @@ process, and against allRank where it is installed.
 the listwise losses by default; ``--losses NeuralNDCG@10 ApproxNDCG@10 "NeuralSort NDCG@10"``
 times the smooth NDCG losses, at each ``--shapes`` batch × length. The commit's package is exported
 with ``git archive`` into a temporary folder and imported under another name (its sources'
-``torch_ndcg`` renamed, so that its registered operators get their own namespace); both then run
+``torch_ndcg`` renamed, so that its registered operators get their own namespace, its compiled
+loops built as an install builds them); both then run
 on the same inputs as the standard-losses table (64 × 100, one thread), sampled in turn within
 each round, so a slow spell of a shared machine hits both alike. The ratio ``this / base``
 compares the two trees; on a loaded machine only the ratio means anything.
@@ -55,11 +56,16 @@ def import_revision(revision: str, folder: Path) -> ModuleType:
     commit = subprocess.run(["git", "rev-parse", "--short", revision], cwd=ROOT, capture_output=True, text=True,
                             check=True).stdout.strip()
     name = f"torch_ndcg_{commit}"
-    archive = subprocess.run(["git", "archive", commit, "torch_ndcg"], cwd=ROOT, capture_output=True, check=True).stdout
+    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True).stdout
+    source = folder / "source"
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(folder, filter="data")
+        tar.extractall(source, filter="data")
+    # Its compiled loops too, as an install builds them: without them its NeuralNDCG would run the
+    # NumPy fallback and the ratio would compare two builds, not two trees.
+    if (source / "setup.py").is_file():
+        subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=source, capture_output=True)
     package = folder / name
-    (folder / "torch_ndcg").rename(package)
+    (source / "torch_ndcg").rename(package)
     for source in package.rglob("*.py"):
         source.write_text(re.sub(r"\btorch_ndcg\b", name, source.read_text(encoding="utf-8")), encoding="utf-8")
     sys.path.insert(0, str(folder))
@@ -78,7 +84,9 @@ def table(base: ModuleType, rounds: int, losses: tuple[str, ...], batch: int, le
     median = {case: statistics.median(values) * 1e3 for case, values in times.items()}
     print(f"\nlosses at {batch} x {length}, cpu, 1 thread: forward+backward ms, median of {rounds} rounds")
     print(f"(each the median of {ranking_losses.REPEATS} interleaved samples); base = {base.__name__}; this/base is the")
-    print("median of the rounds' ratios")
+    built = {side: "NumPy" if package.backends()["compiled_code"].startswith("none") else "C"
+             for side, package in (("this", tn), ("base", base))}  # fmt: skip
+    print(f"median of the rounds' ratios; NeuralNDCG's loops: this {built['this']}, base {built['base']}")
     print(f"{'loss':<19} {'this ms':>8} {'base ms':>8} {'this/base':>10} {'allRank ms':>11} {'speed-up':>9}")
     for loss in losses:
         ratio = statistics.median(a / b for a, b in zip(times[(loss, "this")], times[(loss, "base")]))
