@@ -46,6 +46,7 @@ from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss
 from .losses import ApproxRanks, BoundRanks, Gumbel, NeuralSortRows, SinkhornRows
 from .losses import average_precision_loss, dcg_loss, hit_rate_loss, mrr_loss, ndcg_loss, precision_loss
 from .losses import rbp_loss, recall_loss
+from .losses import AveragePrecisionLoss, DCGLoss, HitRateLoss, MRRLoss, NDCGLoss, PrecisionLoss, RBPLoss, RecallLoss
 from .losses import pair_weights, position_weights
 from .losses import sampled
 from .losses.backends import backends
@@ -61,6 +62,14 @@ if _typing.TYPE_CHECKING:  # type checkers see the lazily imported modules; runn
 _LAZY_MODULES = frozenset({"conventions", "data", "metrics", "trec"})
 
 __all__ = [
+    "AveragePrecisionLoss",
+    "DCGLoss",
+    "HitRateLoss",
+    "MRRLoss",
+    "NDCGLoss",
+    "PrecisionLoss",
+    "RBPLoss",
+    "RecallLoss",
     "recall_loss",
     "rbp_loss",
     "precision_loss",
