@@ -75,9 +75,10 @@ def smooth_values(
     facts = over_ranks.ListFacts(relevant=hits.sum(-1), listed=valid.sum(-1).to(hits.dtype), idcg=lists.idcg)
     twin = TwinLists(lists.scores, valid, lists.gains if graded else hits, hits, lists.cutoff, facts, validate)
     values = resolve_relaxation(relaxation).values(twin, metric, options)
-    if lists.cutoff is None and metric.name in _RANK_FREE:
-        # Over the whole list these metrics read no rank: a constant, kept on the scores' graph
-        # (with a zero gradient) so that backward() and torch.func.grad work as for any loss.
+    if metric.name in _RANK_FREE and (lists.cutoff is None or lists.cutoff >= lists.length):
+        # Over the whole list (no cutoff, or one no list reaches) these metrics read no rank: a
+        # constant, kept on the scores' graph (with a zero gradient) so that backward() and
+        # torch.func.grad work as for any loss.
         values = values + 0.0 * lists.scores.sum(-1)
     is_empty = torch.zeros_like(valid[:, 0]) if metric.is_empty is None else metric.is_empty(facts)
     return values, is_empty, lists.batch_shape
