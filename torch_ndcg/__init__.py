@@ -10,7 +10,9 @@ The metrics and the losses share one definition of gain, discount and cutoff
 * ``tn.metrics.NDCG``, … are the stateful TorchMetrics classes (they need ``torchmetrics``:
   the ``metrics`` extra; imported on first use).
 * ``tn.neural_ndcg_loss``, ``tn.approx_ndcg_loss`` and their modules are the smooth losses
-  (``tn.neuralsort_ndcg_loss`` for long lists);
+  (``tn.neuralsort_ndcg_loss`` for long lists); ``tn.mrr_loss``, ``tn.recall_loss``, … and their
+  modules (``tn.MRRLoss``, ``tn.RecallLoss``, …) are every ranked metric's smooth twin, the metric
+  plus a relaxation (:mod:`torch_ndcg.losses.twins`);
   ``tn.listnet_loss``, ``tn.lambda_loss``, … the standard ranking losses, on the same inputs
   (:mod:`torch_ndcg.losses`); ``tn.backends()`` tells which implementation of them runs, and why.
 * :mod:`tn.sampled <torch_ndcg.losses.sampled>` trains past one scored catalogue: sampled
