@@ -23,6 +23,7 @@ MODULES = [
     "torch_ndcg.losses.approx",
     "torch_ndcg.losses.neuralsort",
     "torch_ndcg.losses.modules",
+    "torch_ndcg.losses.twins",
     "torch_ndcg.losses.sampled.lists",
     "torch_ndcg.losses.sampled.losses",
     "torch_ndcg.losses.sampled.distributed",

@@ -543,7 +543,7 @@ def test_every_signature_takes_the_named_default():
         assert parameters["ties"].default is option_groups.DEFAULT_TIES
         assert parameters["reduction"].default is option_groups.DEFAULT_REDUCTION
     assert inspect.signature(tn.ordered_pair_accuracy).parameters["ties"].default is option_groups.DEFAULT_PAIR_TIES
-    for function in (tn.neural_ndcg_loss, tn.approx_ndcg, tn.NeuralNDCGLoss, tn.ApproxNDCGLoss):
+    for function in (tn.neural_ndcg_loss, tn.approx_ndcg, tn.NeuralNDCGLoss, tn.ApproxNDCGLoss, tn.NDCGLoss, tn.MRRLoss):
         assert inspect.signature(function).parameters["empty"].default is option_groups.DEFAULT_LOSS_EMPTY
 
 
@@ -560,7 +560,13 @@ def test_help_shows_the_options_and_k_is_third():
         assert list(inspect.signature(function).parameters)[:3] == ["scores", "relevance", "k"]
 
 
-@pytest.mark.parametrize("function", [*PUBLIC_METRICS, *SMOOTH, tn.NeuralNDCGLoss, tn.LambdaLoss], ids=lambda f: f.__name__)
+TWIN_MODULES = [tn.NDCGLoss, tn.DCGLoss, tn.MRRLoss, tn.PrecisionLoss, tn.RecallLoss, tn.HitRateLoss,
+                tn.AveragePrecisionLoss, tn.RBPLoss]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "function", [*PUBLIC_METRICS, *SMOOTH, tn.NeuralNDCGLoss, tn.LambdaLoss, *TWIN_MODULES], ids=lambda f: f.__name__
+)
 def test_help_reads_in_a_terminal(function):
     """help() shows no private alias of the source (``'d.Cutoff'``) and wraps the assembled text."""
     import pydoc

@@ -63,6 +63,12 @@ tn.MarginMSELoss(pairs="first", empty="zero")(s, s, mask=None)
 tn.MarginMSELoss(pairs="some")  # E: arg-type
 tn.AdrMSELoss(temperature=0.5, discount=None, impl="streaming")
 tn.AdrMSELoss(temprature=0.5)  # E: call-arg
+tn.MRRLoss(10, threshold=1.0, relaxation="neuralsort")(s, s, mask=None)
+tn.NDCGLoss(10, relaxation=tn.ApproxRanks(temperature=0.5), gain="exp2")
+tn.MRRLoss(10, gain="exp2")  # E: call-arg
+tn.NDCGLoss(relaxation="sigmoid")  # E: arg-type
+tn.RBPLoss(persistence=0.5, empty="skip")  # E: call-arg
+tn.AveragePrecisionLoss(ap_normaliser="R")  # E: arg-type
 tn.distill_listnet_loss(s, s, temperature=2.0, empty="keep")
 tn.margin_mse_loss(s, s, pairs="every")  # E: arg-type
 tn.metrics.MRR(k=10, gain="exp2")

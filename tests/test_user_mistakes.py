@@ -14,7 +14,8 @@ LABELS = torch.tensor([[2.0, 0.0, 1.0, 0.0]])
 LOSSES = ["approx_ndcg_loss", "lambda_loss", "listmle_loss", "listnet_loss", "neural_ndcg_loss",
           "pairwise_hinge_loss", "ranknet_loss", "softmax_loss"]
 MODULES = ["ApproxNDCGLoss", "LambdaLoss", "ListMLELoss", "ListNetLoss", "NeuralNDCGLoss", "PairwiseHingeLoss",
-           "RankNetLoss", "SoftmaxLoss"]
+           "RankNetLoss", "SoftmaxLoss", "NDCGLoss", "DCGLoss", "MRRLoss", "PrecisionLoss", "RecallLoss",
+           "HitRateLoss", "AveragePrecisionLoss", "RBPLoss"]
 
 
 def _swapped_warnings(call) -> list[warnings.WarningMessage]:

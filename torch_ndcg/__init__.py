@@ -10,7 +10,9 @@ The metrics and the losses share one definition of gain, discount and cutoff
 * ``tn.metrics.NDCG``, … are the stateful TorchMetrics classes (they need ``torchmetrics``:
   the ``metrics`` extra; imported on first use).
 * ``tn.neural_ndcg_loss``, ``tn.approx_ndcg_loss`` and their modules are the smooth losses
-  (``tn.neuralsort_ndcg_loss`` for long lists);
+  (``tn.neuralsort_ndcg_loss`` for long lists); ``tn.mrr_loss``, ``tn.recall_loss``, … and their
+  modules (``tn.MRRLoss``, ``tn.RecallLoss``, …) are every ranked metric's smooth twin, the metric
+  plus a relaxation (:mod:`torch_ndcg.losses.twins`);
   ``tn.listnet_loss``, ``tn.lambda_loss``, … the standard ranking losses, on the same inputs
   (:mod:`torch_ndcg.losses`); ``tn.backends()`` tells which implementation of them runs, and why.
 * :mod:`tn.sampled <torch_ndcg.losses.sampled>` trains past one scored catalogue: sampled
@@ -46,6 +48,7 @@ from .losses import lambda_loss, listmle_loss, listnet_loss, pairwise_hinge_loss
 from .losses import ApproxRanks, BoundRanks, Gumbel, NeuralSortRows, SinkhornRows
 from .losses import average_precision_loss, dcg_loss, hit_rate_loss, mrr_loss, ndcg_loss, precision_loss
 from .losses import rbp_loss, recall_loss
+from .losses import AveragePrecisionLoss, DCGLoss, HitRateLoss, MRRLoss, NDCGLoss, PrecisionLoss, RBPLoss, RecallLoss
 from .losses import pair_weights, position_weights
 from .losses import sampled
 from .losses.backends import backends
@@ -61,6 +64,14 @@ if _typing.TYPE_CHECKING:  # type checkers see the lazily imported modules; runn
 _LAZY_MODULES = frozenset({"conventions", "data", "metrics", "trec"})
 
 __all__ = [
+    "AveragePrecisionLoss",
+    "DCGLoss",
+    "HitRateLoss",
+    "MRRLoss",
+    "NDCGLoss",
+    "PrecisionLoss",
+    "RBPLoss",
+    "RecallLoss",
     "recall_loss",
     "rbp_loss",
     "precision_loss",

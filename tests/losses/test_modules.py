@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
+import pickle
 
 import pytest
 import torch
@@ -18,6 +20,14 @@ import torch_ndcg as tn
         (tn.NeuralNDCGLoss, tn.neural_ndcg_loss, {"k": 3, "temperature": 0.5, "sinkhorn_iters": 5, "gain": "exp2"}),
         (tn.ApproxNDCGLoss, tn.approx_ndcg_loss, {"k": 3, "temperature": 0.5, "reduction": "sum"}),
         (tn.LambdaLoss, tn.lambda_loss, {"k": 3, "weighting": "lambdarank", "gain": "exp2"}),
+        (tn.NDCGLoss, tn.ndcg_loss, {"k": 3, "gain": "exp2", "relaxation": "neuralsort"}),
+        (tn.DCGLoss, tn.dcg_loss, {"k": 3, "gain": "exp2", "relaxation": "bound"}),
+        (tn.MRRLoss, tn.mrr_loss, {"k": 3, "threshold": 2.0, "relaxation": "sinkhorn"}),
+        (tn.PrecisionLoss, tn.precision_loss, {"k": 3, "adaptive_k": True}),
+        (tn.RecallLoss, tn.recall_loss, {"k": 3, "empty": "zero", "relaxation": tn.ApproxRanks(cutoff="midway")}),
+        (tn.HitRateLoss, tn.hit_rate_loss, {"k": 3, "reduction": "sum"}),
+        (tn.AveragePrecisionLoss, tn.average_precision_loss, {"k": 3, "ap_normaliser": "r"}),
+        (tn.RBPLoss, tn.rbp_loss, {"k": 3, "persistence": 0.5, "reduction": "none"}),
     ],
 )
 def test_module_equals_function(module, function, options):
@@ -38,11 +48,26 @@ def test_stochastic_module_draws_from_its_generator():
     assert not torch.equal(first(scores, relevance), first(scores, relevance))  # fresh noise per call
 
 
+def test_a_twin_module_with_a_gumbel_relaxation_draws_from_its_generator():
+    scores, relevance = torch.randn(2, 6), torch.randint(0, 2, (2, 6))
+
+    def criterion():
+        return tn.MRRLoss(relaxation=tn.Gumbel(samples=4, generator=torch.Generator().manual_seed(1)))
+
+    first, second = criterion(), criterion()
+    assert torch.equal(first(scores, relevance), second(scores, relevance))
+    assert not torch.equal(first(scores, relevance), first(scores, relevance))  # fresh noise per call
+
+
 def test_unknown_option_fails_at_construction():
     with pytest.raises(TypeError):
         tn.ApproxNDCGLoss(sinkhorn_iters=5)
     with pytest.raises(TypeError):
         tn.NeuralNDCGLoss(temprature=0.5)
+    with pytest.raises(TypeError):
+        tn.MRRLoss(gain="exp2")  # a binary metric's twin has no gain
+    with pytest.raises(TypeError):
+        tn.DCGLoss(empty="skip")  # DCG calls no list empty
 
 
 @pytest.mark.parametrize(
@@ -79,6 +104,15 @@ def test_uncut_module_equals_function(module, function, options):
         (tn.ApproxNDCGLoss, {"k": (1, 2)}, "k"),
         (tn.ApproxNDCGLoss, {"impl": "kernel"}, "impl"),
         (tn.ApproxNDCGLoss, {"empty": "nan"}, "empty"),
+        (tn.NDCGLoss, {"relaxation": "sigmoid"}, "relaxation"),
+        (tn.NDCGLoss, {"k": (1, 2)}, "k"),
+        (tn.DCGLoss, {"gain": "exp"}, "gain"),
+        (tn.MRRLoss, {"threshold": 0}, "threshold"),
+        (tn.PrecisionLoss, {"k": 0}, "k"),
+        (tn.RecallLoss, {"empty": "keep"}, "empty"),
+        (tn.HitRateLoss, {"reduction": "avg"}, "reduction"),
+        (tn.AveragePrecisionLoss, {"ap_normaliser": "R"}, "ap_normaliser"),
+        (tn.RBPLoss, {"persistence": 1.0}, "persistence"),
     ],
 )
 def test_bad_option_values_fail_at_construction(module, options, name):
@@ -103,6 +137,14 @@ MODULES = {
     tn.ListMLELoss: tn.listmle_loss,
     tn.RankNetLoss: tn.ranknet_loss,
     tn.PairwiseHingeLoss: tn.pairwise_hinge_loss,
+    tn.NDCGLoss: tn.ndcg_loss,
+    tn.DCGLoss: tn.dcg_loss,
+    tn.MRRLoss: tn.mrr_loss,
+    tn.PrecisionLoss: tn.precision_loss,
+    tn.RecallLoss: tn.recall_loss,
+    tn.HitRateLoss: tn.hit_rate_loss,
+    tn.AveragePrecisionLoss: tn.average_precision_loss,
+    tn.RBPLoss: tn.rbp_loss,
 }
 # The distillation losses take a teacher's scores where the others take labels.
 DISTILL_MODULES = {
@@ -139,6 +181,11 @@ BAD_VALUES = {
     "generator": st.sampled_from([0, "seed", torch.zeros(1)]),
     "pairs": _NOT_A_CHOICE,
     "position_aware": _NOT_A_FLAG,
+    "relaxation": st.sampled_from(["sigmoid", "Approx", "", None, 1, tn.ApproxRanks]),
+    "threshold": st.sampled_from([0, -1, float("nan"), float("inf"), True, "1"]),
+    "adaptive_k": _NOT_A_FLAG,
+    "ap_normaliser": _NOT_A_CHOICE,
+    "persistence": st.sampled_from([1, 1.5, -0.1, float("nan"), float("inf"), True, "0.8", None]),
 }
 
 
@@ -199,3 +246,34 @@ def test_every_module_takes_exactly_its_functions_options():
         assert set(ours) == set(theirs) - tensors, module.__name__
         for name, parameter in ours.items():
             assert parameter.default is theirs[name].default, (module.__name__, name)
+
+
+TWIN_MODULES = [tn.NDCGLoss, tn.DCGLoss, tn.MRRLoss, tn.PrecisionLoss, tn.RecallLoss, tn.HitRateLoss,
+                tn.AveragePrecisionLoss, tn.RBPLoss]  # fmt: skip
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("module", TWIN_MODULES, ids=lambda module: module.__name__)
+def test_a_twin_module_compiles_as_one_graph_and_equals_eager(module, dynamic):
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(3, 6, dtype=torch.float64, generator=gen)
+    relevance, mask = torch.randint(0, 3, (3, 6), generator=gen), torch.rand(3, 6, generator=gen) > 0.2
+    criterion = module(3)
+    torch._dynamo.reset()  # every module's forward is one code object: each test compiles afresh
+    compiled = torch.compile(criterion, backend="aot_eager", fullgraph=True, dynamic=dynamic)
+    eager, graph = scores.clone().requires_grad_(), scores.clone().requires_grad_()
+    expected, got = criterion(eager, relevance, mask=mask), compiled(graph, relevance, mask=mask)
+    expected.backward(), got.backward()
+    torch.testing.assert_close(got, expected, rtol=1e-9, atol=1e-9)
+    torch.testing.assert_close(graph.grad, eager.grad, rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("module", [*MODULES, *DISTILL_MODULES], ids=lambda module: module.__name__)
+def test_every_module_survives_pickle_and_deepcopy(module):
+    # A criterion is saved with a training state (a checkpoint, a Lightning module's copy).
+    criterion = module()
+    scores = torch.randn(2, 5, dtype=torch.float64)
+    target = torch.randint(0, 3, (2, 5)) if module in MODULES else torch.randn(2, 5, dtype=torch.float64)
+    for copied in (pickle.loads(pickle.dumps(criterion)), copy.deepcopy(criterion)):
+        assert repr(copied) == repr(criterion)
+        assert torch.equal(copied(scores, target), criterion(scores, target))

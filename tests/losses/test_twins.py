@@ -240,3 +240,21 @@ def test_sinkhorn_paths_without_a_relevance_gradient_refuse_relevance_that_requi
         tn.ndcg_loss(scores, relevance, relaxation=tn.SinkhornRows(impl="kernel"))
     tn.ndcg_loss(scores, relevance, relaxation=tn.SinkhornRows(impl="dense")).backward()
     assert relevance.grad is not None
+
+
+@pytest.mark.parametrize("relaxation", ["approx", "bound", tn.ApproxRanks(cutoff="midway")])
+@pytest.mark.parametrize("name", ["precision", "recall", "hit_rate"])
+@pytest.mark.parametrize("k", [5, 8])
+def test_a_cutoff_at_or_past_the_list_length_leaves_the_loss_on_the_scores_graph(k, name, relaxation):
+    # The per-item relaxations never cut lists no longer than k, so these metrics read no rank:
+    # the loss is a constant with a zero gradient, and a training step on a batch of short lists
+    # (MQ2008's, at k=10) must still run.
+    scores, relevance, mask = _distinct(batch=3, length=5, seed=7)
+    leaf = scores.clone().requires_grad_()
+    TWINS[name](leaf, relevance, k, mask=mask, relaxation=relaxation, **_options(name)).backward()
+    assert torch.equal(leaf.grad, torch.zeros_like(scores))
+
+    def loss(s):
+        return TWINS[name](s, relevance, k, mask=mask, relaxation=relaxation, validate=False, **_options(name))
+
+    assert torch.equal(torch.func.grad(loss)(scores), torch.zeros_like(scores))

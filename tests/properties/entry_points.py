@@ -8,6 +8,7 @@ case against one contract. A new public entry point joins by adding a recipe to 
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -223,6 +224,7 @@ def from_lists(data: st.DataObject) -> Case:
     return Case(call, ("predict_lists", "ground_truths", "ids", "relevances"), has_validate=False)
 
 
+# The options most losses take: a loss draws those of them it has.
 _SHARED_LOSS_OPTIONS = {
     "empty": st.sampled_from(["skip", "zero", "one", "keep", "nan"]),
     "reduction": st.sampled_from(["mean", "sum", "none", "avg"]),
@@ -262,23 +264,29 @@ LOSSES = {
     "ranknet_loss": (tn.ranknet_loss, tn.RankNetLoss, False, {**_IMPL, **_WEIGHTED, "sigma": _POSITIVE}),
     "pairwise_hinge_loss": (tn.pairwise_hinge_loss, tn.PairwiseHingeLoss, False, {**_IMPL, **_WEIGHTED, "margin": _POSITIVE}),
 }
-# Every metric's twin that has an ``empty`` (the shared loss options draw one), with a drawn relaxation.
+# Every metric's twin, with a drawn relaxation (DCG's and RBP's have no ``empty``: they call no list empty).
 _RELAXATION = {"relaxation": st.sampled_from(
     ["approx", "bound", "neuralsort", "sinkhorn", "sigmoid", tn.ApproxRanks(temperature=0.5, cutoff="midway")]
 )}  # fmt: skip
 _BINARY = {**_RELAXATION, "threshold": THRESHOLDS}
+_PERSISTENCE = st.sampled_from([0.8, 0.5, 0.0, 1.0, -0.1, float("nan"), "0.8"])
 LOSSES.update({
-    "ndcg_loss": (tn.ndcg_loss, None, True, {**_NDCG, **_RELAXATION}),
-    "mrr_loss": (tn.mrr_loss, None, True, dict(_BINARY)),
-    "precision_loss": (tn.precision_loss, None, True, {**_BINARY, "adaptive_k": ADAPTIVE_K}),
-    "recall_loss": (tn.recall_loss, None, True, dict(_BINARY)),
-    "hit_rate_loss": (tn.hit_rate_loss, None, True, dict(_BINARY)),
-    "average_precision_loss": (tn.average_precision_loss, None, True, {**_BINARY, "ap_normaliser": AP_NORMALISERS}),
+    "ndcg_loss": (tn.ndcg_loss, tn.NDCGLoss, True, {**_NDCG, **_RELAXATION}),
+    "dcg_loss": (tn.dcg_loss, tn.DCGLoss, True, {**_NDCG, **_RELAXATION}),
+    "mrr_loss": (tn.mrr_loss, tn.MRRLoss, True, dict(_BINARY)),
+    "precision_loss": (tn.precision_loss, tn.PrecisionLoss, True, {**_BINARY, "adaptive_k": ADAPTIVE_K}),
+    "recall_loss": (tn.recall_loss, tn.RecallLoss, True, dict(_BINARY)),
+    "hit_rate_loss": (tn.hit_rate_loss, tn.HitRateLoss, True, dict(_BINARY)),
+    "average_precision_loss": (
+        tn.average_precision_loss, tn.AveragePrecisionLoss, True, {**_BINARY, "ap_normaliser": AP_NORMALISERS}
+    ),
+    "rbp_loss": (tn.rbp_loss, tn.RBPLoss, True, {**_BINARY, "persistence": _PERSISTENCE}),
 })
 
 
 def loss(name: str) -> Callable[[st.DataObject], Case]:
     fn, module, takes_k, own = LOSSES[name]
+    takes = inspect.signature(fn).parameters
 
     def recipe(data: st.DataObject) -> Case:
         draw = data.draw
@@ -289,7 +297,8 @@ def loss(name: str) -> Callable[[st.DataObject], Case]:
         relevance = draw(values(shape, hostile=draw(st.booleans()), low=0.0))
         mask = draw(masks(shape))
         k = (draw(st.sampled_from([None, 1, 3, 0, (1, 2), "2"])),) if takes_k else ()
-        options = {option: draw(strategy) for option, strategy in {**_SHARED_LOSS_OPTIONS, **own}.items()}
+        shared = {option: strategy for option, strategy in _SHARED_LOSS_OPTIONS.items() if option in takes}
+        options = {option: draw(strategy) for option, strategy in {**shared, **own}.items()}
         as_module = module is not None and draw(st.booleans())
 
         def call(validate: bool) -> object:
@@ -301,7 +310,7 @@ def loss(name: str) -> Callable[[st.DataObject], Case]:
 
         return Case(
             call, ("scores", "relevance", "k", "mask", "validate", *options),
-            nan_allowed=options["empty"] == "skip" and options["reduction"] == "none", differentiable=True,
+            nan_allowed=options.get("empty") == "skip" and options["reduction"] == "none", differentiable=True,
         )
 
     return recipe

@@ -71,6 +71,7 @@ LOSSES = {
     "distill_ranknet_loss": (tn.distill_ranknet_loss, "teacher_scores"),
     "margin_mse_loss": (tn.margin_mse_loss, "teacher_scores"),
     "adr_mse_loss": (tn.adr_mse_loss, "teacher_scores"),
+    **{name: (getattr(tn, name), "relevance") for name in tn.losses.twins.__all__},
 }
 
 

@@ -2,8 +2,8 @@
 
 For each drawn call: either a ``ValueError``/``TypeError`` whose message names one of the
 entry point's arguments, or a value that is finite (NaN only for queries ``empty="skip"``
-leaves out per query), equal with ``validate=False``, with a finite gradient for losses, and
-equal to the same value reached another way where the recipe has one. Never a raw
+leaves out per query), equal with ``validate=False``, on the scores' graph with a finite
+gradient for losses, and equal to the same value reached another way where the recipe has one. Never a raw
 ``RuntimeError``/``IndexError`` from inside torch.
 """
 
@@ -46,7 +46,9 @@ def check(case: Case) -> None:
             if case.nan_allowed:
                 bad &= ~torch.isnan(values)
             assert not bool(bad.any()), f"non-finite result {values}"
-    if case.differentiable and produced and produced[0].requires_grad:
+    if case.differentiable and produced:
+        # A loss stays on its scores' graph even where it is constant: backward() must run.
+        assert produced[0].requires_grad, f"a loss without a graph: {produced[0]}"
         total = produced[0].nansum() if case.nan_allowed else produced[0].sum()
         for grad in torch.autograd.grad(total, _leaves(produced[0]), allow_unused=True):
             assert grad is None or bool(torch.isfinite(grad).all()), f"non-finite gradient {grad}"

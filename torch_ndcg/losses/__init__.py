@@ -11,7 +11,8 @@ O(N log N + k·N).
 Every ranked metric has a smooth twin, and each is a metric plus a relaxation
 (:mod:`.twins`): ``ndcg_loss``, ``dcg_loss``, ``mrr_loss``, ``precision_loss``,
 ``recall_loss``, ``hit_rate_loss``, ``average_precision_loss`` and ``rbp_loss`` take
-``relaxation=``, a name or an object. The metric is defined once, over ranks, in
+``relaxation=``, a name or an object (their modules: ``NDCGLoss``, ``DCGLoss``, ``MRRLoss``,
+``PrecisionLoss``, ``RecallLoss``, ``HitRateLoss``, ``AveragePrecisionLoss``, ``RBPLoss``). The metric is defined once, over ranks, in
 :mod:`torch_ndcg.over_ranks` (the exact metric on exact ranks); the relaxations live in
 :mod:`.relaxations` and are chosen in :mod:`.relaxations.choices`: approximate ranks
 (``ApproxRanks``), their hinge bound (``BoundRanks``), NeuralSort's top rows
@@ -58,17 +59,25 @@ from .listwise import listmle_loss, listnet_loss, softmax_loss
 from .modules import (
     AdrMSELoss,
     ApproxNDCGLoss,
+    AveragePrecisionLoss,
+    DCGLoss,
     DistillListMLELoss,
     DistillListNetLoss,
     DistillRankNetLoss,
+    HitRateLoss,
     LambdaLoss,
     ListMLELoss,
     ListNetLoss,
     MarginMSELoss,
+    MRRLoss,
+    NDCGLoss,
     NeuralNDCGLoss,
     NeuralSortNDCGLoss,
     PairwiseHingeLoss,
+    PrecisionLoss,
     RankNetLoss,
+    RBPLoss,
+    RecallLoss,
     SoftmaxLoss,
 )
 from .neural import neural_ndcg, neural_ndcg_loss
@@ -97,3 +106,5 @@ __all__ += ["NeuralSortNDCGLoss", "neuralsort_ndcg", "neuralsort_ndcg_loss"]
 __all__ += ["ApproxRanks", "BoundRanks", "Gumbel", "NeuralSortRows", "SinkhornRows"]
 __all__ += ["average_precision_loss", "dcg_loss", "hit_rate_loss", "mrr_loss", "ndcg_loss", "precision_loss"]
 __all__ += ["rbp_loss", "recall_loss"]
+__all__ += ["AveragePrecisionLoss", "DCGLoss", "HitRateLoss", "MRRLoss", "NDCGLoss", "PrecisionLoss", "RBPLoss"]
+__all__ += ["RecallLoss"]

@@ -14,6 +14,7 @@ from torch import Tensor
 
 from .. import definitions as d
 from ..options import (
+    DEFAULT_AP_NORMALISER,
     DEFAULT_DISCOUNT,
     DEFAULT_GAIN,
     DEFAULT_IMPL,
@@ -23,6 +24,7 @@ from ..options import (
     DEFAULT_MARGIN_PAIRS,
     DEFAULT_PAIR_WEIGHTING,
     DEFAULT_WEIGHTING,
+    ApNormaliser,
     Empty,
     Impl,
     ListMLEWeighting,
@@ -67,6 +69,19 @@ from .options import (
     TemperatureLossOptions,
 )
 from .pairwise import pairwise_hinge_loss, ranknet_loss
+from .relaxations.choices import DEFAULT_RELAXATION, Relaxation, RelaxationName
+from .twins import (
+    DEFAULT_PERSISTENCE,
+    average_precision_loss,
+    dcg_loss,
+    hit_rate_loss,
+    mrr_loss,
+    ndcg_loss,
+    precision_loss,
+    rbp_loss,
+    recall_loss,
+    twin_options,
+)
 
 
 class _RankingLoss(torch.nn.Module):
@@ -81,7 +96,10 @@ class _RankingLoss(torch.nn.Module):
         super().__init__()
         self._loss = loss
         self.options = options
-        self._arguments = options.arguments()
+        # The options the function takes: one options object may serve several functions (the
+        # twins share theirs, each with the defaults of the options its metric has not).
+        takes = inspect.signature(loss).parameters
+        self._arguments = {name: value for name, value in options.arguments().items() if name in takes}
 
     @property
     def k(self) -> d.Cutoff:
@@ -360,15 +378,219 @@ class PairwiseHingeLoss(_RankingLoss):
         super().__init__(pairwise_hinge_loss, options)
 
 
+class NDCGLoss(_RankingLoss):
+    """:func:`torch_ndcg.ndcg_loss` as a module: NDCG's smooth twin, ``1 − NDCG@k`` with the
+    ranks relaxed by ``relaxation``; keyword options as there. (LambdaLoss's NDCG-Loss1/2/2++
+    are pair weightings: :class:`LambdaLoss` with ``weighting="ndcg_loss2"``, ….)
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.NDCGLoss(k=5, relaxation="neuralsort")
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 3, (4, 10))).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        gain: d.Gain = DEFAULT_GAIN,
+        discount: d.Discount = DEFAULT_DISCOUNT,
+        empty: Empty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        relaxation: RelaxationName | Relaxation = DEFAULT_RELAXATION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(ndcg_loss, twin_options(locals()))
+
+
+class DCGLoss(_RankingLoss):
+    """:func:`torch_ndcg.dcg_loss` as a module: DCG's smooth twin, ``−DCG@k``; keyword options as
+    there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.DCGLoss(k=5, gain="exp2")
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 3, (4, 10))).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        gain: d.Gain = DEFAULT_GAIN,
+        discount: d.Discount = DEFAULT_DISCOUNT,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        relaxation: RelaxationName | Relaxation = DEFAULT_RELAXATION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(dcg_loss, twin_options(locals()))
+
+
+class MRRLoss(_RankingLoss):
+    """:func:`torch_ndcg.mrr_loss` as a module: MRR's smooth twin (ApproxMRR by default),
+    ``1 − MRR@k``; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.MRRLoss(k=10)
+        >>> criterion(torch.randn(4, 20), torch.randint(0, 2, (4, 20))).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        threshold: float | None = None,
+        empty: Empty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        relaxation: RelaxationName | Relaxation = DEFAULT_RELAXATION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(mrr_loss, twin_options(locals()))
+
+
+class PrecisionLoss(_RankingLoss):
+    """:func:`torch_ndcg.precision_loss` as a module: precision's smooth twin, ``1 − P@k``;
+    keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.PrecisionLoss(k=5, adaptive_k=True)
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 2, (4, 10))).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        threshold: float | None = None,
+        adaptive_k: bool = False,
+        empty: Empty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        relaxation: RelaxationName | Relaxation = DEFAULT_RELAXATION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(precision_loss, twin_options(locals()))
+
+
+class RecallLoss(_RankingLoss):
+    """:func:`torch_ndcg.recall_loss` as a module: recall's smooth twin (ApproxRecall@k by
+    default), ``1 − R@k``; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.RecallLoss(k=5)
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 2, (4, 10))).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        threshold: float | None = None,
+        empty: Empty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        relaxation: RelaxationName | Relaxation = DEFAULT_RELAXATION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(recall_loss, twin_options(locals()))
+
+
+class HitRateLoss(_RankingLoss):
+    """:func:`torch_ndcg.hit_rate_loss` as a module: hit rate's smooth twin, ``1 − HR@k``;
+    keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.HitRateLoss(k=3, threshold=1.0)
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 3, (4, 10))).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        threshold: float | None = None,
+        empty: Empty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        relaxation: RelaxationName | Relaxation = DEFAULT_RELAXATION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(hit_rate_loss, twin_options(locals()))
+
+
+class AveragePrecisionLoss(_RankingLoss):
+    """:func:`torch_ndcg.average_precision_loss` as a module: AP's smooth twin (ApproxAP by
+    default), ``1 − AP@k``; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.AveragePrecisionLoss(relaxation=tn.ApproxRanks(temperature=0.5))
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 2, (4, 10))).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        threshold: float | None = None,
+        ap_normaliser: ApNormaliser = DEFAULT_AP_NORMALISER,
+        empty: Empty = DEFAULT_LOSS_EMPTY,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        relaxation: RelaxationName | Relaxation = DEFAULT_RELAXATION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(average_precision_loss, twin_options(locals()))
+
+
+class RBPLoss(_RankingLoss):
+    """:func:`torch_ndcg.rbp_loss` as a module: rank-biased precision's smooth twin,
+    ``1 − RBP@k``; keyword options as there.
+
+    Example:
+        >>> import torch, torch_ndcg as tn
+        >>> criterion = tn.RBPLoss(persistence=0.5)
+        >>> criterion(torch.randn(4, 10), torch.randint(0, 2, (4, 10))).shape
+        torch.Size([])
+    """
+
+    def __init__(
+        self,
+        k: d.Cutoff = None,
+        *,
+        persistence: float = DEFAULT_PERSISTENCE,
+        threshold: float | None = None,
+        reduction: Reduction = DEFAULT_REDUCTION,
+        relaxation: RelaxationName | Relaxation = DEFAULT_RELAXATION,
+        validate: bool = True,
+    ) -> None:
+        super().__init__(rbp_loss, twin_options(locals()))
+
+
 __all__ = [
     "ApproxNDCGLoss",
+    "AveragePrecisionLoss",
+    "DCGLoss",
+    "HitRateLoss",
     "LambdaLoss",
     "ListMLELoss",
     "ListNetLoss",
+    "MRRLoss",
+    "NDCGLoss",
     "NeuralNDCGLoss",
     "NeuralSortNDCGLoss",
     "PairwiseHingeLoss",
+    "PrecisionLoss",
+    "RBPLoss",
     "RankNetLoss",
+    "RecallLoss",
     "SoftmaxLoss",
 ]
 

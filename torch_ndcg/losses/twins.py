@@ -75,34 +75,42 @@ def smooth_values(
     facts = over_ranks.ListFacts(relevant=hits.sum(-1), listed=valid.sum(-1).to(hits.dtype), idcg=lists.idcg)
     twin = TwinLists(lists.scores, valid, lists.gains if graded else hits, hits, lists.cutoff, facts, validate)
     values = resolve_relaxation(relaxation).values(twin, metric, options)
-    if lists.cutoff is None and metric.name in _RANK_FREE:
-        # Over the whole list these metrics read no rank: a constant, kept on the scores' graph
-        # (with a zero gradient) so that backward() and torch.func.grad work as for any loss.
+    if metric.name in _RANK_FREE and (lists.cutoff is None or lists.cutoff >= lists.length):
+        # Over the whole list (no cutoff, or one no list reaches) these metrics read no rank: a
+        # constant, kept on the scores' graph (with a zero gradient) so that backward() and
+        # torch.func.grad work as for any loss.
         values = values + 0.0 * lists.scores.sum(-1)
     is_empty = torch.zeros_like(valid[:, 0]) if metric.is_empty is None else metric.is_empty(facts)
     return values, is_empty, lists.batch_shape
 
 
+def twin_options(given: dict) -> TwinOptions:
+    """The checked options of a twin from those its public form was ``given`` (a function's
+    ``locals()``, a module's keywords): the metric's own, the defaults for those it has not (a
+    metric without ``empty``, DCG and RBP, calls no list empty: ``"zero"`` never applies)."""
+    return TwinOptions(
+        k=given["k"], empty=given.get("empty", "zero"), reduction=given["reduction"], validate=given["validate"],
+        relaxation=given["relaxation"], gain=given.get("gain", DEFAULT_GAIN),
+        discount=given.get("discount", DEFAULT_DISCOUNT), threshold=given.get("threshold"),
+        adaptive_k=given.get("adaptive_k", False), ap_normaliser=given.get("ap_normaliser", DEFAULT_AP_NORMALISER),
+        persistence=given.get("persistence", DEFAULT_PERSISTENCE),
+    )  # fmt: skip
+
+
 def _loss(metric: over_ranks.RankMetric, arguments: dict) -> Tensor:
     """The twin loss of ``metric`` for a public function's ``arguments`` (its ``locals()``)."""
-    a = dict(arguments)
-    TwinOptions(
-        k=a["k"], empty=a.get("empty", "zero"), reduction=a["reduction"], validate=a["validate"],
-        relaxation=a["relaxation"], gain=a.get("gain", DEFAULT_GAIN), discount=a.get("discount", DEFAULT_DISCOUNT),
-        threshold=a.get("threshold"), adaptive_k=a.get("adaptive_k", False),
-        ap_normaliser=a.get("ap_normaliser", DEFAULT_AP_NORMALISER), persistence=a.get("persistence", DEFAULT_PERSISTENCE),
-    )  # fmt: skip  (checks every option, before any work)
+    checked = twin_options(arguments)  # checks every option, before any work
     options = over_ranks.MetricOptions(
-        k=d.resolve_cutoffs(a["k"])[0][0], discount=a.get("discount", DEFAULT_DISCOUNT),
-        persistence=float(a.get("persistence", DEFAULT_PERSISTENCE)), adaptive_k=a.get("adaptive_k", False),
-        ap_normaliser=a.get("ap_normaliser", DEFAULT_AP_NORMALISER),
+        k=d.resolve_cutoffs(checked.k)[0][0], discount=checked.discount, persistence=float(checked.persistence),
+        adaptive_k=checked.adaptive_k, ap_normaliser=checked.ap_normaliser,
     )  # fmt: skip
     values, is_empty, shape = smooth_values(
-        metric, a["scores"], a["relevance"], a["k"], mask=a["mask"], relaxation=a["relaxation"], validate=a["validate"],
-        gain=a.get("gain", DEFAULT_GAIN), discount=options.discount, threshold=a.get("threshold"), options=options,
+        metric, arguments["scores"], arguments["relevance"], checked.k, mask=arguments["mask"],
+        relaxation=checked.relaxation, validate=checked.validate, gain=checked.gain, discount=checked.discount,
+        threshold=checked.threshold, options=options,
     )  # fmt: skip
-    per_list = common.finish_values(values, is_empty, shape, a["validate"], a.get("empty", "zero"), "none")
-    return reduce(-per_list if metric.name == "dcg" else 1.0 - per_list, a["reduction"])
+    per_list = common.finish_values(values, is_empty, shape, checked.validate, checked.empty, "none")
+    return reduce(-per_list if metric.name == "dcg" else 1.0 - per_list, checked.reduction)
 
 
 @names_arguments
