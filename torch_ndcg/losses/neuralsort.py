@@ -1,10 +1,11 @@
 r"""NDCG@k with the sort relaxed by the top ``k`` rows of NeuralSort, without Sinkhorn: a smooth
 NDCG for long lists, in O(N log N + k·N) time and O(k·N) memory per list
-(:mod:`.relaxations.neuralsort`)."""
+(:mod:`.relaxations.neuralsort`). It is the NDCG of :mod:`torch_ndcg.over_ranks` fed by the
+relaxation :class:`~.relaxations.choices.NeuralSortRows`
+(``tn.ndcg_loss(..., relaxation=tn.NeuralSortRows(...))``)."""
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
 from .. import definitions as d
@@ -13,9 +14,8 @@ from ..validation import names_arguments
 from . import common
 from .layout import flat_call
 from .options import DEFAULT_SCALED_TEMPERATURE, NeuralSortNDCGOptions, Temperature
-from .pairwise import check_scale
-from .relaxations.neuralsort import top_rows_dcg
-from .relaxations.spread import unit_spread
+from .relaxations.choices import NeuralSortRows
+from .twins import smooth_ndcg
 
 
 @names_arguments
@@ -90,16 +90,10 @@ def neuralsort_ndcg(
         k=k, gain=gain, discount=discount, empty=empty, reduction=reduction, validate=validate,
         temperature=temperature,
     )  # checks every option, before any work
-    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
-    rows = lists.length if lists.cutoff is None else min(lists.cutoff, lists.length)
-    weight = common.rank_weights(lists, discount)[:, :rows]
-    if temperature == "auto":  # the relaxation of scores / u, which depends only on s / τ
-        scores, tau = unit_spread(lists.scores, lists.valid)
-    else:
-        scores, tau = lists.scores, float(temperature)
-        check_scale("temperature", tau, scores.dtype)
-    dcg = top_rows_dcg(scores, lists.valid, weight, lists.gains, tau)
-    return common.finish(dcg, lists, empty, reduction)
+    return smooth_ndcg(
+        scores, relevance, k, mask=mask, gain=gain, discount=discount, empty=empty, reduction=reduction,
+        relaxation=NeuralSortRows(temperature=temperature), validate=validate,
+    )  # fmt: skip
 
 
 neuralsort_ndcg_loss = common.one_minus(
