@@ -62,7 +62,9 @@ def approx_ndcg(
     The soft cutoff :math:`c_i` uses the same τ (so one knob sharpens ranks and cutoff together)
     and tends to the hard top-k indicator :math:`[\pi_i \le k]` as τ → 0; with ``k=None`` or
     ``k ≥`` the list's number of real items, :math:`c_i = 1`. NDCG divides by the metric's exact
-    IDCG@k, so as τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`.
+    IDCG@k, so as τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`. It is the
+    NDCG of :mod:`torch_ndcg.over_ranks` fed by :class:`torch_ndcg.ApproxRanks`: the loss is
+    ``tn.ndcg_loss(..., relaxation=tn.ApproxRanks(temperature=τ, impl=impl))``.
     Since one τ sets both the ranks' softness (on the scores' scale) and the cutoff's (on the
     ranks' scale), only items whose smooth rank is within a few τ of ``k`` get a gradient with
     ``k`` set; on long lists a τ that keeps the ranks sharp leaves most relevant items without

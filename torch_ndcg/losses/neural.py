@@ -82,7 +82,10 @@ def neural_ndcg(
     for this variant; the minimum is over the batch's real items, where allRank also counts
     padding). As τ → 0 with distinct
     scores the value tends to :func:`torch_ndcg.ndcg`; tied scores tend to its
-    ``ties="average"`` value.
+    ``ties="average"`` value. It is the NDCG of :mod:`torch_ndcg.over_ranks` fed by
+    :class:`torch_ndcg.SinkhornRows` (``stochastic=True``: by :class:`torch_ndcg.Gumbel` around it):
+    the loss is ``tn.ndcg_loss(..., relaxation=tn.SinkhornRows(temperature=τ, sinkhorn_iters=...,
+    transposed=..., impl=..., tol=...))``.
 
     Args:
         scores, relevance, k, indexes, mask, gain, discount, empty, reduction, validate: as in

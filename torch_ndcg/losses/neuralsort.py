@@ -48,7 +48,9 @@ def neuralsort_ndcg(
               \qquad \mathrm{NDCG@k} = \mathrm{DCG@k} / \mathrm{IDCG@k}
 
     with the metric's own gain, discount and exact IDCG@k, as in PiRank (Swezey et al., 2021).
-    As τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`.
+    As τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`. It is the NDCG of
+    :mod:`torch_ndcg.over_ranks` fed by :class:`torch_ndcg.NeuralSortRows`: the loss is
+    ``tn.ndcg_loss(..., relaxation=tn.NeuralSortRows(temperature=τ))``.
 
     How it differs from :func:`torch_ndcg.neural_ndcg` (Pobrotyn & Białobrzeski, 2021): that
     loss builds all ``n`` rows and runs Sinkhorn on the ``n × n`` matrix, which makes it nearly
