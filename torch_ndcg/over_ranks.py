@@ -49,7 +49,9 @@ from torch import Tensor
 
 from . import definitions as d
 
-__all__ = ["METRICS", "ListFacts", "MetricOptions", "Ranking", "RankMetric", "exact_ranking", "hits_at_or_above"]
+__all__ = [
+    "METRICS", "ListFacts", "MetricOptions", "Ranking", "RankMetric", "exact_ranking", "hits_at_or_above", "rank_weights",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ class Ranking:
 class ListFacts:
     """``[B]`` facts of each list that the normalisers and ``empty`` read (no ranking needed)."""
 
-    relevant: Tensor  # R: relevant real items
+    relevant: Tensor | None  # R: relevant real items (None: a graded metric's lists, which never read it)
     listed: Tensor  # n: real items
     idcg: Tensor | None = None  # the exact IDCG@k (NDCG only)
 
@@ -86,7 +88,7 @@ def _weighted(weight: Callable[[Tensor, MetricOptions], Tensor]) -> Callable[[Ra
     """The total of a metric that sums ``value · weight(rank) · within`` over the entries."""
 
     def total(ranking: Ranking, options: MetricOptions) -> Tensor:
-        return (ranking.value * weight(ranking.rank, options) * ranking.within).sum(-1)
+        return (ranking.value * (weight(ranking.rank, options) * ranking.within)).sum(-1)
 
     return total
 
@@ -172,6 +174,14 @@ def _ideal_is_zero(facts: ListFacts) -> Tensor:
 
 def _nothing_relevant(facts: ListFacts) -> Tensor:
     return facts.relevant == 0
+
+
+def rank_weights(metric: RankMetric, count: int, like: Tensor, options: MetricOptions) -> Tensor:
+    """``[count]`` ``metric.rank_weight`` at the ranks ``1..count`` in ``like``'s dtype and device
+    (a discount from :func:`torch_ndcg.definitions.discounts`, whose built-in tables are cached)."""
+    if metric.rank_weight is _discount:
+        return d.discounts(count, options.discount, like.dtype, like.device)
+    return metric.rank_weight(torch.arange(1, count + 1, dtype=like.dtype, device=like.device), options)
 
 
 DCG = RankMetric("dcg", True, _weighted(_discount), rank_weight=_discount)

@@ -15,7 +15,7 @@ from torch.func import grad, jacrev, vmap
 
 import torch_ndcg as tn
 from torch_ndcg.definitions import discounts
-from torch_ndcg.losses.approx import StreamingRanks, dense_ranks
+from torch_ndcg.losses.relaxations.approximate_ranks import StreamingRanks, dense_ranks
 from torch_ndcg.losses.common import SortRelaxation
 from torch_ndcg.losses.relaxations.blocks import TorchBlocks
 from torch_ndcg.losses.relaxations.sinkhorn.dense import dense_dcg

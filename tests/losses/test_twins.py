@@ -134,14 +134,19 @@ def test_the_gumbel_form_is_the_mean_over_its_perturbed_samples(inner):
     torch.testing.assert_close(value, by_hand, rtol=1e-12, atol=1e-12)
 
 
-def test_neural_ndcg_stochastic_is_the_gumbel_form_of_sinkhorn():
+@pytest.mark.parametrize("impl", ["dense", "kernel", "streaming"])
+def test_neural_ndcg_stochastic_is_the_gumbel_form_of_sinkhorn(impl):
     scores, relevance, mask = _distinct(batch=3, length=7)
-    options = dict(temperature=0.5, sinkhorn_iters=10, impl="kernel")
+    scores.requires_grad_(True)
+    options = dict(temperature=0.5, sinkhorn_iters=10, impl=impl)
     before = tn.neural_ndcg_loss(scores, relevance, 3, mask=mask, reduction="none", stochastic=True, samples=4,
-                                 generator=torch.Generator().manual_seed(3), **options)  # fmt: skip
+                                 generator=torch.Generator().manual_seed(3), empty="zero", **options)  # fmt: skip
     gumbel = tn.Gumbel(tn.SinkhornRows(**options), samples=4, generator=torch.Generator().manual_seed(3))
-    twin = tn.ndcg_loss(scores, relevance, 3, mask=mask, reduction="none", relaxation=gumbel)
-    torch.testing.assert_close(twin, before, rtol=1e-12, atol=1e-12, equal_nan=True)
+    twin = tn.ndcg_loss(scores, relevance, 3, mask=mask, reduction="none", relaxation=gumbel, empty="zero")
+    assert torch.equal(twin, before)
+    (grad_before,) = torch.autograd.grad(before.sum(), scores)
+    (grad_twin,) = torch.autograd.grad(twin.sum(), scores)
+    assert torch.equal(grad_twin, grad_before)
 
 
 @pytest.mark.parametrize(
@@ -165,6 +170,54 @@ def test_the_ndcg_twin_is_the_existing_ndcg_loss(existing, relaxation, k):
     (grad_twin,) = torch.autograd.grad(twin, scores)
     torch.testing.assert_close(twin, before)
     torch.testing.assert_close(grad_twin, grad_before)
+
+
+NDCG_LOSSES_AS_TWINS = {
+    "approx dense": (tn.approx_ndcg_loss, {"impl": "dense"}, tn.ApproxRanks(impl="dense")),
+    "approx streaming": (tn.approx_ndcg_loss, {"impl": "streaming"}, tn.ApproxRanks(impl="streaming")),
+    "approx sorted": (tn.approx_ndcg_loss, {"impl": "sorted", "temperature": 0.05},
+                      tn.ApproxRanks(impl="sorted", temperature=0.05)),
+    "neuralsort auto": (tn.neuralsort_ndcg_loss, {}, tn.NeuralSortRows()),
+    "neuralsort 0.5": (tn.neuralsort_ndcg_loss, {"temperature": 0.5}, tn.NeuralSortRows(temperature=0.5)),
+    "sinkhorn dense": (tn.neural_ndcg_loss, {"impl": "dense"}, tn.SinkhornRows(impl="dense")),
+    "sinkhorn kernel transposed": (tn.neural_ndcg_loss, {"impl": "kernel", "transposed": True},
+                                   tn.SinkhornRows(impl="kernel", transposed=True)),
+    "sinkhorn streaming": (tn.neural_ndcg_loss, {"impl": "streaming", "sinkhorn_iters": 4},
+                           tn.SinkhornRows(impl="streaming", sinkhorn_iters=4)),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", list(NDCG_LOSSES_AS_TWINS))
+@pytest.mark.parametrize("k", [None, 3])
+def test_the_ndcg_losses_are_the_ndcg_twin_bit_for_bit(case, k):
+    """One computation, not two that agree: every implementation of each NDCG loss gives its
+    relaxation's NDCG twin exactly, value and gradient."""
+    existing, options, relaxation = NDCG_LOSSES_AS_TWINS[case]
+    scores, relevance, mask = _distinct(batch=4, length=40, seed=5)
+    scores = (scores + 0.3 * torch.randn(scores.shape, dtype=scores.dtype, generator=torch.Generator().manual_seed(1)))
+    scores.requires_grad_(True)
+    before = existing(scores, relevance, k, mask=mask, reduction="none", empty="zero", **options)
+    twin = tn.ndcg_loss(scores, relevance, k, mask=mask, reduction="none", empty="zero", relaxation=relaxation)
+    assert torch.equal(twin, before)
+    (grad_before,) = torch.autograd.grad(before.sum(), scores)
+    (grad_twin,) = torch.autograd.grad(twin.sum(), scores)
+    assert torch.equal(grad_twin, grad_before)
+
+
+def test_sinkhorn_rows_stop_early_with_neural_ndcgs_tol():
+    scores, relevance, mask = _distinct(batch=3, length=9, seed=2)
+    options = dict(temperature=0.5, sinkhorn_iters=60, impl="kernel")
+    loose = tn.neural_ndcg_loss(scores, relevance, mask=mask, reduction="none", empty="zero", tol=0.3, **options)
+    twin = tn.ndcg_loss(scores, relevance, mask=mask, reduction="none", empty="zero",
+                        relaxation=tn.SinkhornRows(tol=0.3, **options))  # fmt: skip
+    assert torch.equal(twin, loose)
+    every = tn.ndcg_loss(scores, relevance, mask=mask, reduction="none", empty="zero",
+                         relaxation=tn.SinkhornRows(**options))  # fmt: skip
+    assert not torch.allclose(twin, every, rtol=0, atol=1e-9)  # it did stop early
+    with pytest.raises(ValueError, match=r"^tol \(early stopping\) needs impl='kernel'"):
+        tn.SinkhornRows(impl="streaming", tol=1e-6)
+    with pytest.raises(ValueError, match="tol=None"):
+        tn.mrr_loss(scores, relevance, mask=mask, relaxation=tn.SinkhornRows(tol=1e-6))
 
 
 # (cutoff="midway" is left out: its threshold carries no gradient, by design, as rax's.)

@@ -1,15 +1,16 @@
-r"""ApproxNDCG (Qin, Liu & Li 2010): NDCG@k with each item's rank replaced by a smooth count.
+r"""ApproxNDCG (Qin, Liu & Li 2010): NDCG@k with each item's rank replaced by a smooth count, which
+is the NDCG of :mod:`torch_ndcg.over_ranks` fed by the relaxation
+:class:`~.relaxations.choices.ApproxRanks` (``tn.ndcg_loss(..., relaxation=tn.ApproxRanks(...))``).
 
 Only the approximate ranks are quadratic in N: the dense reference builds the ``[B, N, N]``
 sigmoid matrix under autograd, the streaming path sums it block by block in
 :mod:`.relaxations.blocks` with an analytic backward, and the sorted path ranks only the items
-that can reach the cutoff (:mod:`.relaxations.approximate_ranks`), O(M·N) for long lists. The discount, the cutoff and the sum are O(N) and
-stay under autograd, so any discount callable works.
+that can reach the cutoff (:mod:`.relaxations.approximate_ranks`), O(M·N) for long lists. The
+discount, the cutoff and the sum are O(N) and stay under autograd, so any discount callable works.
 """
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
 from .. import definitions as d
@@ -27,27 +28,8 @@ from ..validation import names_arguments
 from . import common
 from .layout import flat_call
 from .options import DEFAULT_TEMPERATURE, ApproxNDCGOptions
-from .relaxations.approximate_ranks import StreamingRanks, candidate_ranks, candidates, dense_ranks, top_candidates
-
-
-def _smooth_dcg(lists: common.LossLists, discount: d.Discount, tau: float, impl: str) -> Tensor:
-    valid, gains = lists.valid, lists.gains
-    if impl == "dense":
-        ranks = dense_ranks(lists.scores, valid, tau)
-    elif impl == "sorted":  # only the items that can reach the cutoff (relaxations/approximate_ranks.py)
-        chosen = top_candidates(lists.scores, valid, candidates(lists.length, lists.cutoff, tau))
-        ranks = candidate_ranks(lists.scores, valid, chosen, tau)
-        valid, gains = valid.gather(-1, chosen), gains.gather(-1, chosen)
-    else:
-        ranks = StreamingRanks.apply(lists.scores, valid, tau, common.block_ops(impl, lists.scores))
-    weight = d.resolve_discount(discount)(ranks)
-    if lists.cutoff is not None:
-        # Soft top-k; a cutoff ≥ the list's length keeps every item, as in the metric.
-        soft_top = torch.sigmoid((lists.cutoff + 0.5 - ranks) / tau)
-        whole = common.valid_counts(lists.valid) <= lists.cutoff
-        weight = weight * torch.where(whole, torch.ones_like(soft_top), soft_top)
-    terms = torch.where(valid, gains * weight, torch.zeros_like(weight))
-    return terms.sum(-1)
+from .relaxations.choices import ApproxRanks
+from .twins import smooth_ndcg
 
 
 @names_arguments
@@ -80,7 +62,9 @@ def approx_ndcg(
     The soft cutoff :math:`c_i` uses the same τ (so one knob sharpens ranks and cutoff together)
     and tends to the hard top-k indicator :math:`[\pi_i \le k]` as τ → 0; with ``k=None`` or
     ``k ≥`` the list's number of real items, :math:`c_i = 1`. NDCG divides by the metric's exact
-    IDCG@k, so as τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`.
+    IDCG@k, so as τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`. It is the
+    NDCG of :mod:`torch_ndcg.over_ranks` fed by :class:`torch_ndcg.ApproxRanks`: the loss is
+    ``tn.ndcg_loss(..., relaxation=tn.ApproxRanks(temperature=τ, impl=impl))``.
     Since one τ sets both the ranks' softness (on the scores' scale) and the cutoff's (on the
     ranks' scale), only items whose smooth rank is within a few τ of ``k`` get a gradient with
     ``k`` set; on long lists a τ that keeps the ranks sharp leaves most relevant items without
@@ -112,11 +96,10 @@ def approx_ndcg(
         k=k, gain=gain, discount=discount, empty=empty, reduction=reduction, validate=validate,
         temperature=temperature, impl=impl,
     )  # checks every option, before any work
-    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
-    tau = float(temperature)
-    impl = common.resolve_impl(impl, lists, candidates=candidates(lists.length, lists.cutoff, tau))
-    dcg = _smooth_dcg(lists, discount, tau, impl)
-    return common.finish(dcg, lists, empty, reduction)
+    return smooth_ndcg(
+        scores, relevance, k, mask=mask, gain=gain, discount=discount, empty=empty, reduction=reduction,
+        relaxation=ApproxRanks(temperature=temperature, impl=impl), validate=validate,
+    )  # fmt: skip
 
 
 approx_ndcg_loss = common.one_minus(

@@ -1,5 +1,5 @@
 """What every smooth loss shares: inputs prepared exactly as the metrics prepare them, the exact
-IDCG, the choice of implementation, and turning smooth DCGs into losses.
+IDCG, the choice of implementation, and turning smooth metric values into losses.
 
 A loss is the metric relaxed, not a look-alike: gains, the discount, the cutoff, the mask, the
 IDCG and ``empty`` all come from the same code as :func:`torch_ndcg.ndcg`.
@@ -131,16 +131,6 @@ def positions(like: Tensor) -> Tensor:
     return torch.arange(1, like.shape[-1] + 1, dtype=like.dtype, device=like.device)[None, :]
 
 
-def rank_weights(lists: LossLists, discount: d.Discount) -> Tensor:
-    """``[B, N]`` ``discount(i)`` for the ranks ``i ≤ min(k, n)`` of each list, 0 beyond."""
-    weights = d.discounts(lists.length, discount, lists.scores.dtype, lists.scores.device)[None, :]
-    pos = positions(lists.scores)
-    depth = valid_counts(lists.valid)
-    if lists.cutoff is not None:
-        depth = depth.clamp(max=lists.cutoff)
-    return torch.where(pos <= depth, weights, torch.zeros_like(weights))
-
-
 def resolve_impl(impl: str, lists: LossLists, *, kernel: bool = False, candidates: int | None = None) -> str:
     """The implementation that runs for ``impl`` on these lists, from their shapes, their device and
     the loss's options only (no value is read).
@@ -183,23 +173,13 @@ def block_ops(impl: str, scores: Tensor) -> Any:
     return fused_kernels.kernels_for(scores) if impl == "triton" else blocks.TorchBlocks()
 
 
-def finish(dcg: Tensor, lists: LossLists, empty: str, reduction: str) -> Tensor:
-    """Smooth DCG ``[B]`` → NDCG, with the metric's ``empty`` and ``reduction``.
-
-    An empty list (exact IDCG 0) is handled by ``empty`` exactly as in :func:`torch_ndcg.ndcg`;
-    with ``"skip"`` it is left out of the mean and gets no gradient, and a batch of only empty
-    lists gives 0 with a zero gradient.
-    """
-    is_empty = lists.idcg == 0
-    values = dcg / torch.where(is_empty, torch.ones_like(lists.idcg), lists.idcg)
-    return finish_values(values, is_empty, lists.batch_shape, lists.validate, empty, reduction)
-
-
 def finish_values(
     values: Tensor, is_empty: Tensor, batch_shape: torch.Size, validate: bool, empty: str, reduction: str
 ) -> Tensor:
     """Smooth metric values ``[B]`` → checked (a NaN for a list with something to rank is an
-    error), with the metric's ``empty`` for the lists ``is_empty`` marks, and ``reduction``."""
+    error), with the metric's ``empty`` for the lists ``is_empty`` marks, and ``reduction``: with
+    ``"skip"`` an empty list is left out of the mean and gets no gradient, and a batch of only
+    empty lists gives 0 with a zero gradient, exactly as in the metric."""
     # Read on the host whenever reading is free (CPU) or allowed; compiled, in one operator.
     if validate and torch.compiler.is_compiling():
         values = validated_smooth_values(values, is_empty)

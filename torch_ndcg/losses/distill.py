@@ -57,7 +57,7 @@ from ..validation import (
     check_same_shape,
     check_tensor,
 )
-from . import approx, common, listwise
+from . import common, listwise
 from .layout import flat_call
 from .options import (
     DEFAULT_DISTILL_TEMPERATURE,
@@ -66,6 +66,7 @@ from .options import (
     MarginMSEOptions,
     TemperatureLossOptions,
 )
+from .relaxations.approximate_ranks import StreamingRanks, dense_ranks
 
 
 
@@ -525,9 +526,9 @@ def adr_mse_loss(
     if impl == "auto":  # the pairwise losses' rule (ADR-MSE has no Triton path)
         impl = common.auto_impl(*lists.scores.shape, lists.scores, triton=False)
     if impl == "dense":
-        smooth = approx.dense_ranks(lists.scores, lists.valid, tau)
+        smooth = dense_ranks(lists.scores, lists.valid, tau)
     else:
-        smooth = approx.StreamingRanks.apply(lists.scores, lists.valid, tau, common.block_ops(impl, lists.scores))
+        smooth = StreamingRanks.apply(lists.scores, lists.valid, tau, common.block_ops(impl, lists.scores))
     ranks = teacher_ranks(lists.teacher, lists.valid)
     weights = torch.ones_like(ranks) if weight_of is None else weight_of(torch.where(lists.valid, ranks, 1.0))
     terms = torch.where(lists.valid, weights * (ranks - smooth).square(), 0.0)

@@ -1,4 +1,7 @@
-r"""NeuralNDCG (Pobrotyn & Białobrzeski 2021): NDCG@k with the sort relaxed by NeuralSort + Sinkhorn.
+r"""NeuralNDCG (Pobrotyn & Białobrzeski 2021): NDCG@k with the sort relaxed by NeuralSort + Sinkhorn,
+which is the NDCG of :mod:`torch_ndcg.over_ranks` fed by the relaxation
+:class:`~.relaxations.choices.SinkhornRows` (``stochastic=True``: by
+``Gumbel(SinkhornRows(...))``; ``tn.ndcg_loss(..., relaxation=...)`` with either is this loss).
 
 Three implementations give the same value and gradient: the dense reference
 (:mod:`.relaxations.sinkhorn.dense`, ``[B, N, N]`` under autograd), the kernel path (:mod:`.relaxations.sinkhorn.op`, the
@@ -10,7 +13,6 @@ from __future__ import annotations
 
 import torch
 from torch import Tensor
-from torch.utils.checkpoint import checkpoint
 
 from .. import definitions as d
 from ..options import (
@@ -27,48 +29,8 @@ from ..validation import names_arguments
 from . import common
 from .layout import flat_call
 from .options import DEFAULT_BETA, DEFAULT_SAMPLES, DEFAULT_SINKHORN_ITERS, DEFAULT_TEMPERATURE, NeuralNDCGOptions
-from .relaxations.choices import perturbed
-from .relaxations.sinkhorn.dense import dense_dcg
-from .relaxations.sinkhorn.op import kernel_dcg
-from .relaxations.sinkhorn.streaming import sinkhorn_dcg
-
-
-def _smooth_dcg(
-    lists: common.LossLists,
-    rank_weight: Tensor,
-    tau: float,
-    iters: int,
-    transposed: bool,
-    stochastic: bool,
-    samples: int,
-    beta: float,
-    generator: torch.Generator | None,
-    impl: str,
-    tol: float | None,
-    log_scores: bool,
-) -> Tensor:
-    s, valid, gains = lists.scores, lists.valid, lists.gains
-
-    def one(scores: Tensor, valid: Tensor, rank_weight: Tensor, gains: Tensor) -> Tensor:
-        relaxation = common.SortRelaxation(valid, rank_weight, gains, tau, iters, transposed)
-        if impl == "dense":
-            return dense_dcg(scores, relaxation)
-        if impl == "kernel":
-            return kernel_dcg(scores, relaxation, tol)
-        return sinkhorn_dcg(scores, relaxation, common.block_ops(impl, scores))
-
-    if not stochastic:
-        return one(s, valid, rank_weight, gains)
-    samples_of = perturbed(s, valid, samples, beta, generator, log_scores)  # Gumbel's own draw
-    if impl != "dense":
-        # Samples fold into the batch: the saved state is O(samples · B · N), never N².
-        many = [t.expand(samples, *t.shape).reshape(-1, t.shape[-1]) for t in (valid, rank_weight, gains)]
-        return one(samples_of.reshape(-1, s.shape[-1]), *many).reshape(samples, -1).mean(0)
-    # Dense: one sample at a time, recomputed in backward, so only one [B, N, N] graph is alive.
-    # The per-sample values are stacked and averaged as the other paths average them: a running
-    # float32 total would add a rounding error per sample (1e-5 relative at 1,024 samples).
-    values = [checkpoint(one, sample, valid, rank_weight, gains, use_reentrant=False) for sample in samples_of]
-    return torch.stack(values).mean(0)
+from .relaxations.choices import Gumbel, SinkhornRows
+from .twins import smooth_ndcg
 
 
 @names_arguments
@@ -120,7 +82,10 @@ def neural_ndcg(
     for this variant; the minimum is over the batch's real items, where allRank also counts
     padding). As τ → 0 with distinct
     scores the value tends to :func:`torch_ndcg.ndcg`; tied scores tend to its
-    ``ties="average"`` value.
+    ``ties="average"`` value. It is the NDCG of :mod:`torch_ndcg.over_ranks` fed by
+    :class:`torch_ndcg.SinkhornRows` (``stochastic=True``: by :class:`torch_ndcg.Gumbel` around it):
+    the loss is ``tn.ndcg_loss(..., relaxation=tn.SinkhornRows(temperature=τ, sinkhorn_iters=...,
+    transposed=..., impl=..., tol=...))``.
 
     Args:
         scores, relevance, k, indexes, mask, gain, discount, empty, reduction, validate: as in
@@ -160,23 +125,17 @@ def neural_ndcg(
         temperature=temperature, impl=impl, sinkhorn_iters=sinkhorn_iters, transposed=transposed,
         stochastic=stochastic, samples=samples, beta=beta, log_scores=log_scores, generator=generator, tol=tol,
     )  # checks every option, before any work
-    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
-    rank_weight = common.rank_weights(lists, discount)
-    if tol is not None and impl not in ("auto", "kernel"):
-        raise ValueError(f"tol (early stopping) needs impl='kernel' (or 'auto', which then runs it), got impl={impl!r}")
-    # With tol only the kernel path has that contract, so "auto" runs it whatever the shape.
-    impl = "kernel" if tol is not None else common.resolve_impl(impl, lists, kernel=True)
-    if impl != "dense" and lists.gains.requires_grad:
-        raise ValueError(
-            f"relevance requires grad, but impl={impl!r} differentiates the smooth DCG in scores only (its "
-            "gradient in relevance would hold the IDCG's term alone); pass impl='dense' for the gradient in "
-            "relevance too, or relevance.detach()"
-        )
-    dcg = _smooth_dcg(
-        lists, rank_weight, float(temperature), sinkhorn_iters, transposed, stochastic, samples, beta, generator,
-        impl, tol, log_scores,
+    sinkhorn = SinkhornRows(
+        temperature=temperature, sinkhorn_iters=sinkhorn_iters, transposed=transposed, impl=impl, tol=tol
+    )  # (with tol only the kernel path stops early, so "auto" runs it whatever the shape)
+    relaxation = (
+        Gumbel(sinkhorn, samples=samples, beta=beta, log_scores=log_scores, generator=generator) if stochastic
+        else sinkhorn
     )  # fmt: skip
-    return common.finish(dcg, lists, empty, reduction)
+    return smooth_ndcg(
+        scores, relevance, k, mask=mask, gain=gain, discount=discount, empty=empty, reduction=reduction,
+        relaxation=relaxation, validate=validate,
+    )  # fmt: skip
 
 
 neural_ndcg_loss = common.one_minus(

@@ -1,10 +1,11 @@
 r"""NDCG@k with the sort relaxed by the top ``k`` rows of NeuralSort, without Sinkhorn: a smooth
 NDCG for long lists, in O(N log N + k·N) time and O(k·N) memory per list
-(:mod:`.relaxations.neuralsort`)."""
+(:mod:`.relaxations.neuralsort`). It is the NDCG of :mod:`torch_ndcg.over_ranks` fed by the
+relaxation :class:`~.relaxations.choices.NeuralSortRows`
+(``tn.ndcg_loss(..., relaxation=tn.NeuralSortRows(...))``)."""
 
 from __future__ import annotations
 
-import torch
 from torch import Tensor
 
 from .. import definitions as d
@@ -13,9 +14,8 @@ from ..validation import names_arguments
 from . import common
 from .layout import flat_call
 from .options import DEFAULT_SCALED_TEMPERATURE, NeuralSortNDCGOptions, Temperature
-from .pairwise import check_scale
-from .relaxations.neuralsort import top_rows_dcg
-from .relaxations.spread import unit_spread
+from .relaxations.choices import NeuralSortRows
+from .twins import smooth_ndcg
 
 
 @names_arguments
@@ -48,7 +48,9 @@ def neuralsort_ndcg(
               \qquad \mathrm{NDCG@k} = \mathrm{DCG@k} / \mathrm{IDCG@k}
 
     with the metric's own gain, discount and exact IDCG@k, as in PiRank (Swezey et al., 2021).
-    As τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`.
+    As τ → 0 with distinct scores the value tends to :func:`torch_ndcg.ndcg`. It is the NDCG of
+    :mod:`torch_ndcg.over_ranks` fed by :class:`torch_ndcg.NeuralSortRows`: the loss is
+    ``tn.ndcg_loss(..., relaxation=tn.NeuralSortRows(temperature=τ))``.
 
     How it differs from :func:`torch_ndcg.neural_ndcg` (Pobrotyn & Białobrzeski, 2021): that
     loss builds all ``n`` rows and runs Sinkhorn on the ``n × n`` matrix, which makes it nearly
@@ -90,16 +92,10 @@ def neuralsort_ndcg(
         k=k, gain=gain, discount=discount, empty=empty, reduction=reduction, validate=validate,
         temperature=temperature,
     )  # checks every option, before any work
-    lists = common.prepare(scores, relevance, k, mask, gain, discount, validate)
-    rows = lists.length if lists.cutoff is None else min(lists.cutoff, lists.length)
-    weight = common.rank_weights(lists, discount)[:, :rows]
-    if temperature == "auto":  # the relaxation of scores / u, which depends only on s / τ
-        scores, tau = unit_spread(lists.scores, lists.valid)
-    else:
-        scores, tau = lists.scores, float(temperature)
-        check_scale("temperature", tau, scores.dtype)
-    dcg = top_rows_dcg(scores, lists.valid, weight, lists.gains, tau)
-    return common.finish(dcg, lists, empty, reduction)
+    return smooth_ndcg(
+        scores, relevance, k, mask=mask, gain=gain, discount=discount, empty=empty, reduction=reduction,
+        relaxation=NeuralSortRows(temperature=temperature), validate=validate,
+    )  # fmt: skip
 
 
 neuralsort_ndcg_loss = common.one_minus(

@@ -37,7 +37,7 @@ from ..options import (
 from ..validation import names_arguments
 from . import common
 from .layout import flat_call
-from .options import TwinOptions
+from .options import TwinOptions, single_cutoff
 from .relaxations.choices import DEFAULT_RELAXATION, Relaxation, RelaxationName, TwinLists, resolve_relaxation
 
 __all__ = [
@@ -69,10 +69,12 @@ def smooth_values(
     lists = common.prepare(
         scores, relevance, k, mask, gain if graded else "linear", discount, validate, ideal=metric.name == "ndcg"
     )
-    valid = lists.valid
-    # Binary metrics prepared their labels with the linear gain: the gains are the labels.
-    hits = torch.where(valid, d.is_relevant(lists.gains, threshold), False).to(lists.gains.dtype)
-    facts = over_ranks.ListFacts(relevant=hits.sum(-1), listed=valid.sum(-1).to(hits.dtype), idcg=lists.idcg)
+    valid, listed = lists.valid, lists.valid.sum(-1).to(lists.gains.dtype)
+    if graded:  # (no graded metric counts relevant items)
+        hits, facts = None, over_ranks.ListFacts(relevant=None, listed=listed, idcg=lists.idcg)
+    else:  # binary metrics prepared their labels with the linear gain: the gains are the labels
+        hits = torch.where(valid, d.is_relevant(lists.gains, threshold), False).to(lists.gains.dtype)
+        facts = over_ranks.ListFacts(relevant=hits.sum(-1), listed=listed, idcg=lists.idcg)
     twin = TwinLists(lists.scores, valid, lists.gains if graded else hits, hits, lists.cutoff, facts, validate)
     values = resolve_relaxation(relaxation).values(twin, metric, options)
     if metric.name in _RANK_FREE and (lists.cutoff is None or lists.cutoff >= lists.length):
@@ -95,6 +97,20 @@ def twin_options(given: dict) -> TwinOptions:
         adaptive_k=given.get("adaptive_k", False), ap_normaliser=given.get("ap_normaliser", DEFAULT_AP_NORMALISER),
         persistence=given.get("persistence", DEFAULT_PERSISTENCE),
     )  # fmt: skip
+
+
+def smooth_ndcg(scores: Tensor, relevance: Tensor, k: d.Cutoff, *, mask: Tensor | None, gain: d.Gain,
+                discount: d.Discount, empty: str, reduction: str, relaxation: Relaxation, validate: bool) -> Tensor:  # fmt: skip
+    """The smooth NDCG@k of each list, reduced by ``reduction`` (options already checked): the NDCG
+    definition of :mod:`torch_ndcg.over_ranks` fed by ``relaxation``, which
+    :func:`torch_ndcg.approx_ndcg`, :func:`torch_ndcg.neuralsort_ndcg` and
+    :func:`torch_ndcg.neural_ndcg` are with their relaxation's options."""
+    options = over_ranks.MetricOptions(k=single_cutoff(k), discount=discount)
+    values, is_empty, shape = smooth_values(
+        over_ranks.NDCG, scores, relevance, k, mask=mask, relaxation=relaxation, validate=validate, gain=gain,
+        discount=discount, options=options,
+    )  # fmt: skip
+    return common.finish_values(values, is_empty, shape, validate, empty, reduction)
 
 
 def _loss(metric: over_ranks.RankMetric, arguments: dict) -> Tensor:

@@ -34,13 +34,15 @@ from typing import Literal, get_args
 
 import torch
 from torch import Tensor
+from torch.utils.checkpoint import checkpoint
 
-from ...over_ranks import ListFacts, MetricOptions, RankMetric, Ranking, hits_at_or_above
+from ...over_ranks import ListFacts, MetricOptions, RankMetric, Ranking, hits_at_or_above, rank_weights
 from ...validation import check_flag, check_option, check_positive
-from ..common import SortRelaxation, block_ops, positions, resolve_impl
+from .. import common
+from ..common import SortRelaxation, block_ops, positions
 from ..options import DEFAULT_BETA, DEFAULT_SAMPLES, DEFAULT_SINKHORN_ITERS, DEFAULT_TEMPERATURE, Temperature
 from .approximate_ranks import StreamingRanks, candidate_ranks, candidates, dense_ranks, top_candidates
-from .neuralsort import top_row_means
+from .neuralsort import top_row_means, top_rows_dcg
 from .spread import unit_spread
 
 RelaxationName = Literal["approx", "bound", "neuralsort", "sinkhorn", "gumbel"]
@@ -57,7 +59,7 @@ class TwinLists:
     scores: Tensor  # differentiable, 0 at padding
     valid: Tensor  # bool, True for real items
     values: Tensor  # gains (graded metrics) or relevance indicators, 0 at padding
-    hits: Tensor  # relevance indicators, 0 at padding (AP's upto)
+    hits: Tensor | None  # relevance indicators, 0 at padding (AP's upto); None for graded metrics
     cutoff: int | None
     facts: ListFacts
     validate: bool = True
@@ -86,26 +88,31 @@ class Relaxation:
     def values(self, lists: TwinLists, metric: RankMetric, options: MetricOptions) -> Tensor:
         return metric.values(self.ranking(lists, metric, options), lists.facts, options)
 
+    def one_sample_at_a_time(self, lists: TwinLists, metric: RankMetric) -> bool:
+        """Whether :class:`Gumbel` should run the samples one at a time, each recomputed in
+        backward (a relaxation that builds ``[B, N, N]`` tensors under autograd), rather than
+        folded into the batch."""
+        return False
 
-def _per_item(ranks: Tensor, lists: TwinLists, scores: Tensor, valid: Tensor, values: Tensor, hits: Tensor,
+
+def _per_item(ranks: Tensor, lists: TwinLists, scores: Tensor, valid: Tensor, values: Tensor, hits: Tensor | None,
               metric: RankMetric, step, cutoff: str) -> Ranking:  # fmt: skip
     """The ranking of per-item relaxed ``ranks`` (of the items ``scores``/``valid``/``values``:
-    the whole lists, or their candidates), with the soft cutoff ``step`` (see the module)."""
-    dtype = ranks.dtype
-    within = valid.to(dtype)
+    the whole lists, or their candidates; ``values`` 0 at padding), with the soft cutoff ``step``
+    (see the module)."""
+    within = valid.to(ranks.dtype)
     k = lists.cutoff
     if k is not None and k < lists.length:
+        threshold: Tensor | float = k + 0.5
         if cutoff == "midway":  # rax: between the relaxed ranks of the items ranked k and k + 1
             highest = torch.full_like(ranks, torch.inf)
             pair = torch.topk(torch.where(valid, ranks, highest).detach(), k + 1, dim=-1, largest=False).values
             threshold = pair[:, k - 1 :].mean(-1, keepdim=True)
-        else:
-            threshold = torch.full_like(ranks[:, :1], k + 0.5)
         whole = (lists.facts.listed <= k)[:, None]
         within = torch.where(whole | ~valid, within, step(threshold - ranks))
     upto = hits_at_or_above(scores, valid, hits) if metric.reads_upto else None
-    rank = torch.where(valid, ranks, torch.ones_like(ranks))
-    return Ranking(rank, torch.where(valid, values, torch.zeros_like(values)), within, upto)
+    # Rank 1 at padding (a sorted candidate that is padding has another): a finite discount there.
+    return Ranking(torch.where(valid, ranks, 1.0), values, within, upto)
 
 
 def _check_cutoff(value: object) -> None:
@@ -148,13 +155,14 @@ class ApproxRanks(Relaxation):
         tau = float(self.temperature)
         scores, valid, values, hits = lists.scores, lists.valid, lists.values, lists.hits
         count = candidates(lists.length, lists.cutoff, tau) if self.cutoff == "fixed" else None
-        impl = resolve_impl(self.impl, lists, candidates=count)
+        impl = common.resolve_impl(self.impl, lists, candidates=count)
         if impl == "dense":
             ranks = dense_ranks(scores, valid, tau)
         elif impl == "sorted":  # only the items that can reach the cutoff (approximate_ranks.py)
             chosen = top_candidates(scores, valid, count)
             ranks = candidate_ranks(scores, valid, chosen, tau)
-            scores, valid, values, hits = (t.gather(-1, chosen) for t in (scores, valid, values, hits))
+            scores, valid, values = (t.gather(-1, chosen) for t in (scores, valid, values))
+            hits = None if hits is None else hits.gather(-1, chosen)
         else:
             ranks = StreamingRanks.apply(scores, valid, tau, block_ops(impl, scores))
         return _per_item(ranks, lists, scores, valid, values, hits, metric, lambda x: torch.sigmoid(x / tau), self.cutoff)
@@ -208,6 +216,16 @@ def _rows_ranking(means: Tensor, lists: TwinLists, metric: RankMetric) -> Rankin
     return Ranking(rank, means, within, means.cumsum(-1) if metric.reads_upto else None)
 
 
+def _weighted_rows(lists: TwinLists, metric: RankMetric, options: MetricOptions, rows: int) -> tuple[Ranking, Tensor]:
+    """For a metric that is a weighted sum over ranks, summed without its per-rank values (inside
+    NeuralSort's and Sinkhorn's operators, whose backward reads the weights): the ranking of the
+    rows ``1..R`` (for the normaliser; its values are not read) and the weight ``[B, R]`` of each
+    rank, ``rank_weight``, 0 beyond each list's cutoff and length."""
+    ranking = _rows_ranking(lists.scores.new_zeros(lists.scores.shape[0], rows), lists, metric)
+    weight = rank_weights(metric, rows, lists.scores, options)[None, :]
+    return ranking, torch.where(ranking.within > 0, weight, 0.0)
+
+
 @dataclass(frozen=True)
 class NeuralSortRows(Relaxation):
     r"""The rows ``1..R`` of NeuralSort's relaxed sorting matrix (``R = min(k, N)``, every row
@@ -231,17 +249,31 @@ class NeuralSortRows(Relaxation):
         if not (isinstance(self.temperature, str) and self.temperature == "auto"):
             check_positive("temperature", self.temperature)
 
-    def ranking(self, lists: TwinLists, metric: RankMetric, options: MetricOptions) -> Ranking:
+    def _scaled(self, lists: TwinLists) -> tuple[Tensor, Tensor | float]:
+        """The scores and τ that the rows are built from."""
         from ..pairwise import check_scale
 
-        rows = lists.length if lists.cutoff is None else min(lists.cutoff, lists.length)
         if isinstance(self.temperature, str):  # the relaxation of scores / u, which depends only on s / τ
-            scores, tau = unit_spread(lists.scores, lists.valid)
-        else:
-            scores, tau = lists.scores, float(self.temperature)
-            check_scale("temperature", tau, scores.dtype)
-        means = top_row_means(scores, lists.valid, lists.values, rows, tau)
-        return _rows_ranking(means, lists, metric)
+            return unit_spread(lists.scores, lists.valid)
+        check_scale("temperature", float(self.temperature), lists.scores.dtype)
+        return lists.scores, float(self.temperature)
+
+    @staticmethod
+    def _rows(lists: TwinLists) -> int:
+        return lists.length if lists.cutoff is None else min(lists.cutoff, lists.length)
+
+    def ranking(self, lists: TwinLists, metric: RankMetric, options: MetricOptions) -> Ranking:
+        scores, tau = self._scaled(lists)
+        return _rows_ranking(top_row_means(scores, lists.valid, lists.values, self._rows(lists), tau), lists, metric)
+
+    def values(self, lists: TwinLists, metric: RankMetric, options: MetricOptions) -> Tensor:
+        if metric.rank_weight is None:
+            return super().values(lists, metric, options)
+        # A weighted sum over ranks: summed inside the rows' operator, as the rows' DCG.
+        ranking, weight = _weighted_rows(lists, metric, options, self._rows(lists))
+        scores, tau = self._scaled(lists)
+        total = top_rows_dcg(scores, lists.valid, weight, lists.values, tau)
+        return metric.normalised(total, ranking, lists.facts, options)
 
 
 @dataclass(frozen=True)
@@ -253,7 +285,8 @@ class SinkhornRows(Relaxation):
     then be ``"dense"`` or ``"auto"``).
 
     Args:
-        temperature, sinkhorn_iters, transposed, impl: as in :func:`torch_ndcg.neural_ndcg`.
+        temperature, sinkhorn_iters, transposed, impl, tol: as in :func:`torch_ndcg.neural_ndcg`
+            (``tol``: the weighted sums only).
 
     Example:
         >>> import torch, torch_ndcg as tn
@@ -266,6 +299,7 @@ class SinkhornRows(Relaxation):
     sinkhorn_iters: int = DEFAULT_SINKHORN_ITERS
     transposed: bool = False
     impl: str = "auto"
+    tol: float | None = None
 
     def __post_init__(self) -> None:
         from ...options import NEURAL_IMPLS
@@ -274,13 +308,29 @@ class SinkhornRows(Relaxation):
         check_positive("sinkhorn_iters", self.sinkhorn_iters, integer=True)
         check_flag("transposed", self.transposed)
         check_option("impl", self.impl, NEURAL_IMPLS)
+        if self.tol is not None:
+            check_positive("tol", self.tol)
+            if self.impl not in ("auto", "kernel"):
+                raise ValueError(
+                    f"tol (early stopping) needs impl='kernel' (or 'auto', which then runs it), got impl={self.impl!r}"
+                )
 
     def _relaxation(self, lists: TwinLists, rank_weight: Tensor) -> SortRelaxation:
         tau, iters = float(self.temperature), self.sinkhorn_iters
         return SortRelaxation(lists.valid, rank_weight, lists.values, tau, iters, self.transposed)
 
+    def _impl(self, lists: TwinLists, metric: RankMetric) -> str:
+        """The implementation that runs: the explicit matrix for a metric that reads every rank, the
+        kernel with ``tol`` (only it stops early), else ``impl`` resolved for these lists."""
+        if metric.rank_weight is None:
+            return "dense"
+        return "kernel" if self.tol is not None else common.resolve_impl(self.impl, lists, kernel=True)
+
+    def one_sample_at_a_time(self, lists: TwinLists, metric: RankMetric) -> bool:
+        return self._impl(lists, metric) == "dense"
+
     def values(self, lists: TwinLists, metric: RankMetric, options: MetricOptions) -> Tensor:
-        from .sinkhorn.dense import dense_matrix
+        from .sinkhorn.dense import dense_dcg, dense_matrix
         from .sinkhorn.op import kernel_dcg
         from .sinkhorn.streaming import sinkhorn_dcg
 
@@ -289,25 +339,33 @@ class SinkhornRows(Relaxation):
                 f"relaxation: SinkhornRows(impl={self.impl!r}) sums weighted ranks only; {metric.name} reads every "
                 "rank of the matrix, which impl='dense' (or 'auto') builds"
             )
-        impl = "dense" if metric.rank_weight is None else resolve_impl(self.impl, lists, kernel=True)
-        if impl == "dense":
+        if metric.rank_weight is None and self.tol is not None:
+            raise ValueError(
+                f"relaxation: SinkhornRows(tol=...) stops early on the kernel path, which sums weighted ranks only; "
+                f"{metric.name} reads every rank of the matrix: pass tol=None"
+            )
+        impl = self._impl(lists, metric)
+        if metric.rank_weight is None:
             matrix = dense_matrix(lists.scores, self._relaxation(lists, lists.values))
             means = torch.bmm(matrix, lists.values[:, :, None])[:, :, 0]
             return metric.values(_rows_ranking(means, lists, metric), lists.facts, options)
-        if lists.values.requires_grad:
+        if impl != "dense" and lists.values.requires_grad:
+            idcg = " (its gradient in relevance would hold the IDCG's term alone)" if metric.name == "ndcg" else ""
             raise ValueError(
-                f"relevance requires grad, but SinkhornRows(impl={impl!r}) differentiates in scores only; "
-                "pass SinkhornRows(impl='dense') for the gradient in relevance too, or relevance.detach()"
+                f"relevance requires grad, but impl={impl!r} differentiates the smooth DCG in scores only{idcg}; "
+                "pass impl='dense' for the gradient in relevance too, or relevance.detach()"
             )
-        # A weighted sum over ranks: the kernel and streaming paths sum it without the matrix.
-        ranks = _rows_ranking(torch.zeros_like(lists.scores), lists, metric)
-        weight = metric.rank_weight(ranks.rank, options) * ranks.within
+        # A weighted sum over ranks: every path sums it as NeuralNDCG's smooth DCG, the kernel and
+        # streaming paths without the matrix.
+        ranking, weight = _weighted_rows(lists, metric, options, lists.length)
         relaxation = self._relaxation(lists, weight)
-        if impl == "kernel":
-            total = kernel_dcg(lists.scores, relaxation, None)
+        if impl == "dense":
+            total = dense_dcg(lists.scores, relaxation)
+        elif impl == "kernel":
+            total = kernel_dcg(lists.scores, relaxation, self.tol)
         else:
             total = sinkhorn_dcg(lists.scores, relaxation, block_ops(impl, lists.scores))
-        return metric.normalised(total, ranks, lists.facts, options)
+        return metric.normalised(total, ranking, lists.facts, options)
 
 
 def gumbel_noise(shape: tuple[int, ...], like: Tensor, generator: torch.Generator | None) -> Tensor:
@@ -342,7 +400,9 @@ class Gumbel(Relaxation):
     :math:`s + \beta g`, :math:`g \sim \mathrm{Gumbel}(0, 1)` i.i.d. from ``generator``
     (rax's ``gumbel_t12n``, TF-Ranking's GumbelApproxNDCG; NeuralNDCG's ``stochastic=True`` is
     ``Gumbel(SinkhornRows(...))``). ``log_scores=True`` perturbs
-    :math:`\log(s + |\min s| + 10^{-10})` instead (allRank's). The samples fold into the batch.
+    :math:`\log(s + |\min s| + 10^{-10})` instead (allRank's). The samples fold into the batch,
+    except on :class:`SinkhornRows`' dense path, which runs them one at a time, each recomputed in
+    backward, so that one ``[B, N, N]`` graph is alive at a time.
 
     Args:
         relaxation: the relaxation to average (a name or an object; not another Gumbel).
@@ -375,6 +435,14 @@ class Gumbel(Relaxation):
 
     def values(self, lists: TwinLists, metric: RankMetric, options: MetricOptions) -> Tensor:
         scores = perturbed(lists.scores, lists.valid, self.samples, self.beta, self.generator, self.log_scores)
+        if self.relaxation.one_sample_at_a_time(lists, metric):
+            # Only one sample's [B, N, N] graph is alive; the values are stacked and averaged as
+            # the folded samples are (a running float32 total would add a rounding per sample).
+            def one(sample: Tensor) -> Tensor:
+                return self.relaxation.values(replace(lists, scores=sample), metric, options)
+
+            return torch.stack([checkpoint(one, sample, use_reentrant=False) for sample in scores]).mean(0)
+        # Samples fold into the batch: the saved state is O(samples · B · N).
         many = lists.repeated(self.samples, scores.reshape(-1, lists.length))
         return self.relaxation.values(many, metric, options).reshape(self.samples, -1).mean(0)
 
