@@ -36,6 +36,7 @@ import torch
 from torch import Tensor
 from torch.utils.checkpoint import checkpoint
 
+from ...options import IMPLS, NEURAL_IMPLS
 from ...over_ranks import ListFacts, MetricOptions, RankMetric, Ranking, hits_at_or_above, rank_weights
 from ...validation import check_flag, check_option, check_positive
 from .. import common
@@ -43,6 +44,9 @@ from ..common import SortRelaxation, block_ops, positions
 from ..options import DEFAULT_BETA, DEFAULT_SAMPLES, DEFAULT_SINKHORN_ITERS, DEFAULT_TEMPERATURE, Temperature
 from .approximate_ranks import StreamingRanks, candidate_ranks, candidates, dense_ranks, top_candidates
 from .neuralsort import top_row_means, top_rows_dcg
+from .sinkhorn.dense import dense_dcg, dense_matrix
+from .sinkhorn.op import kernel_dcg
+from .sinkhorn.streaming import sinkhorn_dcg
 from .spread import unit_spread
 
 RelaxationName = Literal["approx", "bound", "neuralsort", "sinkhorn", "gumbel"]
@@ -100,7 +104,6 @@ def _per_item(ranks: Tensor, lists: TwinLists, scores: Tensor, valid: Tensor, va
     """The ranking of per-item relaxed ``ranks`` (of the items ``scores``/``valid``/``values``:
     the whole lists, or their candidates; ``values`` 0 at padding), with the soft cutoff ``step``
     (see the module)."""
-    within = valid.to(ranks.dtype)
     k = lists.cutoff
     if k is not None and k < lists.length:
         threshold: Tensor | float = k + 0.5
@@ -109,10 +112,11 @@ def _per_item(ranks: Tensor, lists: TwinLists, scores: Tensor, valid: Tensor, va
             pair = torch.topk(torch.where(valid, ranks, highest).detach(), k + 1, dim=-1, largest=False).values
             threshold = pair[:, k - 1 :].mean(-1, keepdim=True)
         whole = (lists.facts.listed <= k)[:, None]
-        within = torch.where(whole | ~valid, within, step(threshold - ranks))
+        within = torch.where(valid, torch.where(whole, 1.0, step(threshold - ranks)), 0.0)
+    else:
+        within = valid.to(ranks.dtype)
     upto = hits_at_or_above(scores, valid, hits) if metric.reads_upto else None
-    # Rank 1 at padding (a sorted candidate that is padding has another): a finite discount there.
-    return Ranking(torch.where(valid, ranks, 1.0), values, within, upto)
+    return Ranking(ranks, values, within, upto)
 
 
 def _check_cutoff(value: object) -> None:
@@ -143,8 +147,6 @@ class ApproxRanks(Relaxation):
     impl: str = "auto"
 
     def __post_init__(self) -> None:
-        from ...options import IMPLS
-
         check_positive("temperature", self.temperature)
         _check_cutoff(self.cutoff)
         check_option("impl", self.impl, IMPLS)
@@ -160,8 +162,9 @@ class ApproxRanks(Relaxation):
             ranks = dense_ranks(scores, valid, tau)
         elif impl == "sorted":  # only the items that can reach the cutoff (approximate_ranks.py)
             chosen = top_candidates(scores, valid, count)
-            ranks = candidate_ranks(scores, valid, chosen, tau)
             scores, valid, values = (t.gather(-1, chosen) for t in (scores, valid, values))
+            # Rank 1 at a candidate that is padding, so that its discount is finite.
+            ranks = torch.where(valid, candidate_ranks(lists.scores, lists.valid, chosen, tau), 1.0)
             hits = None if hits is None else hits.gather(-1, chosen)
         else:
             ranks = StreamingRanks.apply(scores, valid, tau, block_ops(impl, scores))
@@ -302,8 +305,6 @@ class SinkhornRows(Relaxation):
     tol: float | None = None
 
     def __post_init__(self) -> None:
-        from ...options import NEURAL_IMPLS
-
         check_positive("temperature", self.temperature)
         check_positive("sinkhorn_iters", self.sinkhorn_iters, integer=True)
         check_flag("transposed", self.transposed)
@@ -330,10 +331,6 @@ class SinkhornRows(Relaxation):
         return self._impl(lists, metric) == "dense"
 
     def values(self, lists: TwinLists, metric: RankMetric, options: MetricOptions) -> Tensor:
-        from .sinkhorn.dense import dense_dcg, dense_matrix
-        from .sinkhorn.op import kernel_dcg
-        from .sinkhorn.streaming import sinkhorn_dcg
-
         if metric.rank_weight is None and self.impl not in ("auto", "dense"):
             raise ValueError(
                 f"relaxation: SinkhornRows(impl={self.impl!r}) sums weighted ranks only; {metric.name} reads every "
