@@ -73,6 +73,14 @@ def test_a_run_stops_once_validation_stops_improving():
     assert max(curve[:-2]) > max(curve[:-3] or [-1.0])  # the best epoch is the last before the patience ran out
 
 
+def test_a_run_on_a_validation_plateau_trains_at_least_min_epochs():
+    # At a tiny learning rate validation NDCG@10 barely moves: patience 1 alone would stop at once.
+    splits = example.synthetic(60, 120).split(test=0.1, validation=0.1)
+    setting = example.Setting("softmax", 1e-6, None)
+    assert len(example.train(setting, splits, 0, 50, 8, 32, 1)["curve"]) < 8
+    assert len(example.train(setting, splits, 0, 50, 8, 32, 1, min_epochs=8)["curve"]) >= 8
+
+
 @pytest.mark.slow
 def test_sampled_losses_run_on_the_synthetic_stand_in_with_every_sampler_and_correction(capsys):
     chosen = example.main(["--quick", "--losses", "softmax", "sampled-softmax", "gbce", "--negatives", "30",
