@@ -254,10 +254,10 @@ class NeuralSortRows(Relaxation):
 
     def _scaled(self, lists: TwinLists) -> tuple[Tensor, Tensor | float]:
         """The scores and τ that the rows are built from."""
-        from ..pairwise import check_scale
-
         if isinstance(self.temperature, str):  # the relaxation of scores / u, which depends only on s / τ
             return unit_spread(lists.scores, lists.valid)
+        from ..pairwise import check_scale
+
         check_scale("temperature", float(self.temperature), lists.scores.dtype)
         return lists.scores, float(self.temperature)
 
