@@ -252,6 +252,8 @@ TWIN_MODULES = [tn.NDCGLoss, tn.DCGLoss, tn.MRRLoss, tn.PrecisionLoss, tn.Recall
                 tn.AveragePrecisionLoss, tn.RBPLoss]  # fmt: skip
 
 
+# Slow set: each compiles a fresh graph (the twin functions themselves compile in the quick set).
+@pytest.mark.slow
 @pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
 @pytest.mark.parametrize("module", TWIN_MODULES, ids=lambda module: module.__name__)
 def test_a_twin_module_compiles_as_one_graph_and_equals_eager(module, dynamic):
