@@ -55,8 +55,9 @@ def test_values(scores: np.ndarray, test, target: str) -> np.ndarray:
     return letor.TARGETS[target](s, r, letor.query_index(test)).numpy()
 
 
-def compare(folds, budget: letor.Budget, target: str, workers: int) -> list[dict]:
-    """One row per relaxation: both losses' test ``target`` and the paired test between them."""
+def compare(folds, budget: letor.Budget, target: str, workers: int) -> tuple[list[dict], float, int]:
+    """One row per relaxation (both losses' test ``target`` and the paired test between them), the
+    task seconds and the number of training runs."""
     names = [name for relaxation in letor.TWIN_RELAXATIONS for name in contenders(target, relaxation)]
     result = letor.tune_and_run(folds, budget, False, workers, pairs=[(name, SCORER) for name in names], target=target)
     runs = result["runs"]
@@ -77,12 +78,12 @@ def compare(folds, budget: letor.Budget, target: str, workers: int) -> list[dict
         }  # fmt: skip
     rows = []
     for relaxation in letor.TWIN_RELAXATIONS:
-        own, ndcg = (summary[name] for name in contenders(target, relaxation))
+        names = contenders(target, relaxation)
+        own, ndcg = (summary[name] for name in names)
         same = np.array_equal(own["queries"], ndcg["queries"])
         p = 1.0 if same else float(paired_t_test(torch.from_numpy(own["queries"]), torch.from_numpy(ndcg["queries"])).pvalue)
         rows.append({
-            "target": target, "relaxation": relaxation.strip() or "Approx", "own": contenders(target, relaxation)[0],
-            "ndcg": contenders(target, relaxation)[1], "p": p,
+            "target": target, "relaxation": relaxation.strip(), "own": names[0], "ndcg": names[1], "p": p,
             **{f"{side}_{key}": value[key] for side, value in (("own", own), ("ndcg", ndcg))
                for key in ("mean", "std", "folds", "points", "epochs")},
         })  # fmt: skip

@@ -117,7 +117,7 @@ def _loss(metric: over_ranks.RankMetric, arguments: dict) -> Tensor:
     """The twin loss of ``metric`` for a public function's ``arguments`` (its ``locals()``)."""
     checked = twin_options(arguments)  # checks every option, before any work
     options = over_ranks.MetricOptions(
-        k=d.resolve_cutoffs(checked.k)[0][0], discount=checked.discount, persistence=float(checked.persistence),
+        k=single_cutoff(checked.k), discount=checked.discount, persistence=float(checked.persistence),
         adaptive_k=checked.adaptive_k, ap_normaliser=checked.ap_normaliser,
     )  # fmt: skip
     values, is_empty, shape = smooth_values(
