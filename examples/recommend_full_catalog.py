@@ -29,11 +29,13 @@ The losses:
 * the sampled losses of ``tn.sampled``, each user's training items against ``--negatives``
   items drawn for the batch (``uniform``ly or by training ``popularity``, ``--samplers``), drawn
   items the user has left out (accidental hits), with or without the logQ correction
-  (``--corrections logq none``): ``sampled-softmax`` (``tn.sampled.sampled_softmax_loss``),
-  ``sampled-ndcg@10`` (``tn.sampled.sampled_ndcg_loss``, importance-weighted ranks, τ = c·σ(s)),
-  ``bpr`` and ``gbce`` (t = 0.75; neither takes the correction). They read the drawn items'
-  scores from the full rows the model makes anyway; a model that cannot score the catalogue
-  would score only those.
+  (``--corrections logq logq-all none``: ``logq-all`` corrects the positive's logit by its own
+  ``q`` too, TensorFlow's ``sampled_softmax_loss`` convention): ``sampled-softmax``
+  (``tn.sampled.sampled_softmax_loss``),
+  ``sampled-ndcg`` and ``sampled-ndcg@10`` (``tn.sampled.sampled_ndcg_loss`` without and with
+  the cutoff, importance-weighted ranks, τ = c·σ(s)), ``bpr`` and ``gbce`` (t = 0.75; neither
+  takes the correction). They read the drawn items' scores from the full rows the model makes
+  anyway; a model that cannot score the catalogue would score only those.
 
 σ(s) is the standard deviation of the list's scores, without gradient: both relaxations depend
 on s/τ only, so a τ relative to the score spread makes them invariant to the model's score scale.
@@ -77,11 +79,15 @@ from torch_ndcg.data import CatalogueSplits, Interactions, read_interactions
 RECBOLE = "recbole==1.2.1"
 ML_100K_MEMBER = "recbole/dataset_example/ml-100k/ml-100k.inter"
 LOSSES = ("neuralsort@10", "approx@10", "softmax", "listnet", "lambdaloss@10",
-          "sampled-softmax", "sampled-ndcg@10", "bpr", "gbce")  # fmt: skip
-SAMPLED = ("sampled-softmax", "sampled-ndcg@10", "bpr", "gbce")
-CORRECTED = ("sampled-softmax", "sampled-ndcg@10")  # the losses that take the logQ correction
+          "sampled-softmax", "sampled-ndcg", "sampled-ndcg@10", "bpr", "gbce")  # fmt: skip
+SAMPLED = ("sampled-softmax", "sampled-ndcg", "sampled-ndcg@10", "bpr", "gbce")
 SAMPLERS = ("uniform", "popularity")
-CORRECTIONS = ("logq", "none")
+# "logq": the negatives' logits less log(m·q) (the positive, not drawn, counts exactly); "logq-all":
+# every logit, the positive's with its own q too (TensorFlow's sampled_softmax_loss, Yi et al. 2019).
+CORRECTIONS = ("logq", "logq-all", "none")
+CORRECTIONS_OF = {"sampled-softmax": CORRECTIONS, "sampled-ndcg": ("logq", "none"), "sampled-ndcg@10": ("logq", "none"),
+                  "bpr": ("none",), "gbce": ("none",)}  # fmt: skip
+CORRECTION_LABELS = {"logq": "logQ", "logq-all": "logQ on every logit", "none": "no logQ"}
 LEARNING_RATES = (0.1, 0.03, 0.01, 0.003, 0.001)  # largest first: a run cut short has the fastest learners
 # Per loss, its temperature-like knob and the 4 values of the grid (None: no knob).
 KNOBS: dict[str, tuple[str, tuple[float, ...]] | None] = {
@@ -91,6 +97,7 @@ KNOBS: dict[str, tuple[str, tuple[float, ...]] | None] = {
     "listnet": None,
     "lambdaloss@10": None,
     "sampled-softmax": None,
+    "sampled-ndcg": ("c", (0.1, 0.3, 1.0, 3.0)),
     "sampled-ndcg@10": ("c", (0.1, 0.3, 1.0, 3.0)),
     "bpr": None,
     "gbce": None,
@@ -166,15 +173,18 @@ class Sampler:
         counts = splits.item_counts("train").double() + 1  # + 1: every item can be drawn
         return Sampler((counts / counts.sum()).float())
 
-    def lists(self, scores: Tensor, relevance: Tensor, negatives: int, correct: bool, gen: torch.Generator) -> tn.sampled.SampledLists:
+    def draw(self, negatives: int, gen: torch.Generator) -> Tensor:
+        return torch.multinomial(self.q, negatives, replacement=True, generator=gen)
+
+    def lists(self, scores: Tensor, relevance: Tensor, drawn: Tensor, correction: str) -> tn.sampled.SampledLists:
         """Each user's training items (padded to the batch's largest count) against the same
-        ``negatives`` drawn items; a drawn item the user has is an accidental hit, masked out."""
-        drawn = torch.multinomial(self.q, negatives, replacement=True, generator=gen)
+        ``drawn`` items; a drawn item the user has is an accidental hit, masked out."""
         most = int((relevance > 0).sum(-1).max())
         order = relevance.argsort(dim=-1, descending=True, stable=True)[:, :most]
         return tn.sampled.SampledLists(
             scores.gather(1, order), scores[:, drawn],
-            negative_log_q=self.q[drawn].log() if correct else None,
+            negative_log_q=None if correction == "none" else self.q[drawn].log(),
+            positive_log_q=self.q[order].log() if correction == "logq-all" else None,
             positive_mask=relevance.gather(1, order) > 0, negative_mask=relevance[:, drawn] == 0,
         )  # fmt: skip
 
@@ -185,14 +195,14 @@ class Setting:
     lr: float
     knob: float | None
     sampler: str | None = None  # the sampled losses': "uniform" or "popularity"
-    correction: str | None = None  # the sampled losses': "logq" or "none"
+    correction: str | None = None  # the sampled losses': one of CORRECTIONS
     negatives: int | None = None
 
     @property
     def label(self) -> str:
         if self.sampler is None:
             return self.loss
-        return f"{self.loss} ({self.negatives} {self.sampler}, {'logQ' if self.correction == 'logq' else 'no logQ'})"
+        return f"{self.loss} ({self.negatives} {self.sampler}, {CORRECTION_LABELS[self.correction or 'none']})"
 
 
 def loss_value(setting: Setting, scores: Tensor, relevance: Tensor, generator: torch.Generator, sampler: Sampler | None) -> Tensor:
@@ -210,16 +220,30 @@ def loss_value(setting: Setting, scores: Tensor, relevance: Tensor, generator: t
         return tn.listnet_loss(scores, relevance)
     if name == "lambdaloss@10":
         return tn.lambda_loss(scores, relevance, k=K)
-    if name == "sampled-ndcg@10":  # τ = c·σ(s): the scores divided by each user's spread
+    if name.startswith("sampled-ndcg"):  # τ = c·σ(s): the scores divided by each user's spread
         scores = scores / spread(scores)
-    lists = sampler.lists(scores, relevance, setting.negatives, setting.correction == "logq", generator)
+    drawn, correction = sampler.draw(setting.negatives, generator), setting.correction or "none"
+    if name.startswith("sampled-ndcg"):
+        return sampled_ndcg(scores, relevance, drawn, correction, sampler, K if name.endswith(f"@{K}") else None, knob)
+    lists = sampler.lists(scores, relevance, drawn, correction)
     if name == "sampled-softmax":
         return tn.sampled.sampled_softmax_loss(lists)
-    if name == "sampled-ndcg@10":
-        return tn.sampled.sampled_ndcg_loss(lists, K, temperature=knob)
     if name == "bpr":
         return tn.sampled.bpr_loss(lists)
     return tn.sampled.gbce_loss(lists, catalogue_size=scores.shape[-1])
+
+
+def sampled_ndcg(scores: Tensor, relevance: Tensor, drawn: Tensor, correction: str, sampler: Sampler, k: int | None,
+                 knob: float, group: int = 16) -> Tensor:  # fmt: skip
+    """The batch's mean ``sampled_ndcg_loss``, its users taken in groups of similar training
+    counts: the loss compares every pair of a user's positives, and a batch padded to its
+    largest user (589 items on ml-100k, against 85 on average) would compare mostly padding."""
+    counts = (relevance > 0).sum(-1)
+    total = scores.new_zeros(())
+    for users in counts.argsort().split(group):
+        lists = sampler.lists(scores[users], relevance[users], drawn, correction)
+        total = total + tn.sampled.sampled_ndcg_loss(lists, k, temperature=knob, reduction="sum")
+    return total / (counts > 0).sum().clamp(min=1)  # the loss's mean skips users without items
 
 
 # ------------------------------------------------------------------------------------ training
@@ -268,14 +292,14 @@ def train(setting: Setting, splits: CatalogueSplits, seed: int, epochs: int, dim
 def grid(losses: list[str], quick: bool, samplers: tuple[str, ...] = ("uniform",), corrections: tuple[str, ...] = ("logq",),
          negatives: int = 100) -> list[Setting]:  # fmt: skip
     """Every loss's settings: 5 learning rates × its 4 knob values (only 0.03 if
-    ``quick``); a sampled loss once per sampler and correction (BPR and gBCE: uncorrected only)."""
+    ``quick``); a sampled loss once per sampler and correction it takes (BPR and gBCE: none)."""
     rates = LEARNING_RATES[1:2] if quick else LEARNING_RATES
     out = []
     for name in losses:
         knobs = KNOBS[name][1] if KNOBS[name] else (None,)
         variants: list[tuple[str | None, str | None, int | None]] = [(None, None, None)]
         if name in SAMPLED:
-            fixes = corrections if name in CORRECTED else ("none",)
+            fixes = [fix for fix in corrections if fix in CORRECTIONS_OF[name]] or ["none"]
             variants = [(sampler, fix, negatives) for sampler in samplers for fix in dict.fromkeys(fixes)]
         out += [Setting(name, lr, knob, *variant) for variant in variants for lr in rates for knob in knobs]
     return out
@@ -401,7 +425,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--samplers", nargs="+", choices=SAMPLERS, default=["uniform"],
                         help="how the sampled losses draw their negatives: uniformly, or by training popularity")
     parser.add_argument("--corrections", nargs="+", choices=CORRECTIONS, default=["logq"],
-                        help="the sampled softmax and NDCG with the logQ correction, without, or both")
+                        help="the sampled losses' logQ correction: on the negatives' logits (logq), on every logit "
+                             "(logq-all: the sampled softmax only), none; several run each")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="one run per seed and grid point")
     parser.add_argument("--dim", type=int, default=64, help="embedding size")
     parser.add_argument("--batch-size", type=int, default=128, help="users per step")

@@ -54,14 +54,34 @@ def test_sampled_lists_are_each_users_training_items_against_the_drawn_items_wit
     for name, q in (("uniform", torch.full((7,), 1 / 7)), ("popularity", (counts + 1) / (counts + 1).sum())):
         sampler = example.Sampler.named(name, splits)
         torch.testing.assert_close(sampler.q, q.float())
-        lists = sampler.lists(scores, relevance, 50, True, torch.Generator().manual_seed(0))
+        drawn = sampler.draw(50, torch.Generator().manual_seed(0))
+        lists = sampler.lists(scores, relevance, drawn, "logq")
         for u in range(3):
             real = lists.positive_scores[u][lists.positive_mask[u]]
             assert sorted(real.tolist()) == sorted(scores[u][relevance[u] > 0].tolist())
-        drawn = torch.stack([(scores[0] == value).nonzero()[0, 0] for value in lists.negative_scores[0]])
+        assert torch.equal(lists.negative_scores, scores[:, drawn])
         assert torch.equal(lists.negative_mask, relevance[:, drawn] == 0)  # a drawn item the user has: masked
         torch.testing.assert_close(lists.negative_log_q, sampler.q[drawn].log())
-        assert sampler.lists(scores, relevance, 50, False, torch.Generator()).negative_log_q is None
+        assert sampler.lists(scores, relevance, drawn, "none").negative_log_q is None
+        assert lists.positive_log_q is None
+        every = sampler.lists(scores, relevance, drawn, "logq-all")
+        torch.testing.assert_close(every.negative_log_q, lists.negative_log_q)
+        for u in range(3):  # "logq-all": each real positive carries its own item's log q
+            got = every.positive_log_q[u][every.positive_mask[u]]
+            assert sorted(got.tolist()) == sorted(sampler.q[relevance[u] > 0].log().tolist())
+
+
+def test_sampled_ndcg_in_groups_of_users_is_the_loss_over_the_whole_batch():
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(9, 30, generator=gen, dtype=torch.float64, requires_grad=True)
+    relevance = (torch.rand(9, 30, generator=gen) < torch.linspace(0.05, 0.6, 9)[:, None]).double()
+    relevance[4] = 0  # a user without items is skipped, as the loss's own mean skips it
+    sampler = example.Sampler(torch.full((30,), 1 / 30, dtype=torch.float64))
+    drawn = sampler.draw(12, gen)
+    whole = example.tn.sampled.sampled_ndcg_loss(sampler.lists(scores, relevance, drawn, "logq"), example.K, temperature=0.5)
+    grouped = example.sampled_ndcg(scores, relevance, drawn, "logq", sampler, example.K, 0.5, group=2)
+    torch.testing.assert_close(grouped, whole)
+    torch.testing.assert_close(torch.autograd.grad(grouped, scores)[0], torch.autograd.grad(whole, scores)[0])
 
 
 def test_a_run_stops_once_validation_stops_improving():
@@ -83,11 +103,13 @@ def test_a_run_on_a_validation_plateau_trains_at_least_min_epochs():
 
 @pytest.mark.slow
 def test_sampled_losses_run_on_the_synthetic_stand_in_with_every_sampler_and_correction(capsys):
-    chosen = example.main(["--quick", "--losses", "softmax", "sampled-softmax", "gbce", "--negatives", "30",
-                           "--samplers", "uniform", "popularity", "--corrections", "logq", "none"])  # fmt: skip
+    chosen = example.main(["--quick", "--losses", "softmax", "sampled-softmax", "sampled-ndcg", "gbce", "--negatives", "30",
+                           "--samplers", "uniform", "popularity", "--corrections", "logq", "logq-all", "none"])  # fmt: skip
     assert sorted(chosen) == sorted([
-        "softmax", "sampled-softmax (30 uniform, logQ)", "sampled-softmax (30 uniform, no logQ)",
-        "sampled-softmax (30 popularity, logQ)", "sampled-softmax (30 popularity, no logQ)",
+        "softmax", *(f"sampled-softmax (30 {sampler}, {fix})" for sampler in ("uniform", "popularity")
+                     for fix in ("logQ", "logQ on every logit", "no logQ")),
+        "sampled-ndcg (30 uniform, logQ)", "sampled-ndcg (30 uniform, no logQ)",
+        "sampled-ndcg (30 popularity, logQ)", "sampled-ndcg (30 popularity, no logQ)",
         "gbce (30 uniform, no logQ)", "gbce (30 popularity, no logQ)",
     ])  # fmt: skip
     assert "vs softmax" in capsys.readouterr().out

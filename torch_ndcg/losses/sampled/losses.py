@@ -289,6 +289,11 @@ def sampled_ndcg_loss(
     concave, so the plug-in NDCG is biased upwards at small ``m`` (Jensen); SONG removes that bias
     with moving averages of ``r̂`` across steps, which this loss, a function of one batch, does not.
 
+    The soft cutoff is in ranks: a positive estimated many ``τ`` below ``k`` gets almost no
+    gradient. From a random start in a large catalogue (every ``r̂`` near ``N/2``) a cutoff of 10
+    at ``τ`` of one rank or more leaves the model where it started; ``k=None`` (every rank's
+    discount) learns from anywhere and is still scored by NDCG@k.
+
     Args:
         lists: as in :func:`sampled_softmax_loss`; ``positive_relevance`` gives the gains
             (relevance 1 when absent); ``positive_log_q`` is not used (positives count exactly).
