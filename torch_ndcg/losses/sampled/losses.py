@@ -294,6 +294,10 @@ def sampled_ndcg_loss(
     at ``τ`` of one rank or more leaves the model where it started; ``k=None`` (every rank's
     discount) learns from anywhere and is still scored by NDCG@k.
 
+    Time and memory are O(B·P·(P + m)) for ``P`` positive slots per query: where the queries'
+    positive counts differ widely, call it on groups of queries with similar counts
+    (``reduction="sum"``, divided by the number of queries) rather than padding all to the largest.
+
     Args:
         lists: as in :func:`sampled_softmax_loss`; ``positive_relevance`` gives the gains
             (relevance 1 when absent); ``positive_log_q`` is not used (positives count exactly).
