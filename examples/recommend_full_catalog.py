@@ -31,10 +31,9 @@ The losses:
   items the user has left out (accidental hits), with or without the logQ correction
   (``--corrections logq logq-all none``: ``logq-all`` corrects the positive's logit by its own
   ``q`` too, TensorFlow's ``sampled_softmax_loss`` convention): ``sampled-softmax``
-  (``tn.sampled.sampled_softmax_loss``),
-  ``sampled-ndcg`` and ``sampled-ndcg@10`` (``tn.sampled.sampled_ndcg_loss`` without and with
-  the cutoff, importance-weighted ranks, τ = c·σ(s)), ``bpr`` and ``gbce`` (t = 0.75; neither
-  takes the correction). They read the drawn items' scores from the full rows the model makes
+  (``tn.sampled.sampled_softmax_loss``), ``sampled-ndcg`` and ``sampled-ndcg@10``
+  (``tn.sampled.sampled_ndcg_loss`` without and with the cutoff, importance-weighted ranks,
+  τ = c·σ(s)), ``bpr`` and ``gbce`` (t = 0.75; neither takes the correction). They read the drawn items' scores from the full rows the model makes
   anyway; a model that cannot score the catalogue would score only those.
 
 σ(s) is the standard deviation of the list's scores, without gradient: both relaxations depend
