@@ -162,7 +162,8 @@ def test_dense_layout_without_validation_compiles_as_one_graph(name):
 TWIN_CASES = [(name, "approx") for name in TWINS] + [("mrr_loss", r) for r in TWIN_RELAXATIONS if r != "approx"]
 
 
-@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+# The dynamic-shape graphs take most of this test's time: they run with the slow set.
+@pytest.mark.parametrize("dynamic", [pytest.param(False, id="static"), pytest.param(True, id="dynamic", marks=pytest.mark.slow)])
 @pytest.mark.parametrize(("name", "relaxation"), TWIN_CASES)
 def test_every_twin_compiles_as_one_graph_and_equals_eager(name, relaxation, dynamic):
     loss = getattr(tn, name)
